@@ -1,0 +1,5 @@
+export type { Clock } from "./clock.js";
+export * from "./logger.js";
+export type { Random } from "./random.js";
+export type { Runtime } from "./runtime.js";
+export type { Scheduler } from "./scheduler.js";

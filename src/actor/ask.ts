@@ -1,0 +1,225 @@
+/**
+ * Ask: request/response over tell. `ask(ref, (replyTo) => msg, { timeoutMs, signal })`
+ * creates a one-shot reply ref, sends the message and returns a Promise of the first
+ * reply. Timeouts reject with AskTimeoutError, aborts with AbortError; late replies go to
+ * dead letters.
+ *
+ * Timeouts are tracked per distinct timeout value in FIFO deadline queues with one
+ * timer per queue (not one timer per ask): asks with equal timeouts expire in send
+ * order, so the head is always the earliest deadline. Completed asks are popped from the
+ * head eagerly, which keeps memory proportional to outstanding asks in the common
+ * in-order case. The number of pending asks is bounded by `askPendingMax`.
+ */
+import { Deque } from "../base/deque.js";
+import type { Disposable } from "../base/disposable.js";
+import {
+  AbortError,
+  AskTimeoutError,
+  ShardkitError,
+  SystemTerminatedError,
+} from "../base/errors.js";
+import { ActorPath } from "./actor-path.js";
+import type { ActorRef } from "./actor-ref.js";
+import { type InternalRef, isInternalRef, type SystemMessage } from "./internal.js";
+import type { SystemCore } from "./system-core.js";
+
+export interface AskOptions {
+  /** Reject with AskTimeoutError after this many ms (default: actor setting askTimeoutMs). */
+  readonly timeoutMs?: number;
+  /** Reject with AbortError when aborted; nothing is sent if already aborted. */
+  readonly signal?: AbortSignal;
+}
+
+/** Too many asks are pending (askPendingMax). */
+export class AskRejectedError extends ShardkitError {
+  constructor(limit: number) {
+    super("ASK_PENDING_LIMIT", `too many pending asks (askPendingMax=${limit})`, { limit });
+  }
+}
+
+/**
+ * Sends `makeMessage(replyTo)` to `target` and resolves with the first message sent to
+ * `replyTo`.
+ */
+export function ask<M, R>(
+  target: ActorRef<M>,
+  makeMessage: (replyTo: ActorRef<R>) => M,
+  options: AskOptions = {},
+): Promise<R> {
+  if (!isInternalRef(target))
+    return Promise.reject(new TypeError("ask: target is not a shardkit ActorRef"));
+  const core = target.core;
+  return new Promise<R>((resolve, reject) => {
+    const timeoutMs = options.timeoutMs ?? core.settings.askTimeoutMs;
+    if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) {
+      reject(new TypeError(`ask: timeoutMs must be a finite number > 0, got ${timeoutMs}`));
+      return;
+    }
+    if (options.signal?.aborted) {
+      reject(new AbortError(`ask to ${target.path}`, options.signal.reason));
+      return;
+    }
+    const ref = core.asks.create<R>(target, timeoutMs, resolve, reject, options.signal);
+    if (ref === null) {
+      reject(new AskRejectedError(core.settings.askPendingMax));
+      return;
+    }
+    let message: M;
+    try {
+      message = makeMessage(ref);
+    } catch (error) {
+      ref.fail(error);
+      return;
+    }
+    target.tell(message);
+  });
+}
+
+class AskRef<R> implements InternalRef<R> {
+  done = false;
+  abortCleanup: Disposable | null = null;
+
+  constructor(
+    readonly core: SystemCore,
+    readonly id: number,
+    readonly target: InternalRef,
+    readonly timeoutMs: number,
+    readonly deadline: number,
+    private readonly resolveFn: (r: R) => void,
+    private readonly rejectFn: (e: unknown) => void,
+  ) {}
+
+  get path(): ActorPath {
+    return new ActorPath(this.core.address, ["temp", `$ask${this.id}`], this.id);
+  }
+  get isTerminated(): boolean {
+    return this.done;
+  }
+
+  tell(message: unknown): void {
+    if (this.done) {
+      this.core.deadLetter(message, this, "late-reply");
+      return;
+    }
+    this.settle();
+    this.resolveFn(message as R);
+  }
+
+  fail(error: unknown): void {
+    if (this.done) return;
+    this.settle();
+    this.rejectFn(error);
+  }
+
+  sendSystem(message: SystemMessage): void {
+    if (message.k === "watch")
+      message.watcher.sendSystem({ k: "terminated", ref: this, failed: false, error: undefined });
+  }
+
+  private settle(): void {
+    this.done = true;
+    this.abortCleanup?.dispose();
+    this.abortCleanup = null;
+    this.core.asks.completed(this as AskRef<unknown>);
+  }
+}
+
+interface DeadlineQueue {
+  readonly timeoutMs: number;
+  readonly queue: Deque<AskRef<unknown>>;
+  timer: Disposable | null;
+}
+
+export class AskRegistry {
+  private readonly queues = new Map<number, DeadlineQueue>();
+  private pendingCount = 0;
+  private idCounter = 0;
+
+  constructor(private readonly core: SystemCore) {}
+
+  get pending(): number {
+    return this.pendingCount;
+  }
+
+  create<R>(
+    target: InternalRef,
+    timeoutMs: number,
+    resolve: (r: R) => void,
+    reject: (e: unknown) => void,
+    signal: AbortSignal | undefined,
+  ): AskRef<R> | null {
+    if (this.core.isTerminating) {
+      reject(new SystemTerminatedError(this.core.name, "ask"));
+      return null;
+    }
+    if (this.pendingCount >= this.core.settings.askPendingMax) return null;
+    const deadline = this.core.clock.now() + timeoutMs;
+    const ref = new AskRef<R>(
+      this.core,
+      ++this.idCounter,
+      target,
+      timeoutMs,
+      deadline,
+      resolve,
+      reject,
+    );
+    this.pendingCount++;
+    const dq = this.queueFor(timeoutMs);
+    dq.queue.push(ref as AskRef<unknown>);
+    if (dq.timer === null) dq.timer = this.core.scheduler.schedule(timeoutMs, () => this.sweep(dq));
+    if (signal !== undefined) {
+      const onAbort = () => ref.fail(new AbortError(`ask to ${target.path}`, signal.reason));
+      signal.addEventListener("abort", onAbort, { once: true });
+      ref.abortCleanup = { dispose: () => signal.removeEventListener("abort", onAbort) };
+    }
+    return ref;
+  }
+
+  /** Called once per ask when it resolves, rejects or times out. */
+  completed(ref: AskRef<unknown>): void {
+    this.pendingCount--;
+    const dq = this.queues.get(ref.timeoutMs);
+    if (dq === undefined) return;
+    while (dq.queue.peek()?.done) dq.queue.shift();
+  }
+
+  /** Rejects every pending ask (system termination). */
+  rejectAll(): void {
+    for (const dq of this.queues.values()) {
+      dq.timer?.dispose();
+      dq.timer = null;
+      for (const ref of [...dq.queue])
+        ref.fail(new SystemTerminatedError(this.core.name, "await a reply"));
+    }
+    this.queues.clear();
+  }
+
+  private queueFor(timeoutMs: number): DeadlineQueue {
+    let dq = this.queues.get(timeoutMs);
+    if (dq === undefined) {
+      dq = { timeoutMs, queue: new Deque(), timer: null };
+      this.queues.set(timeoutMs, dq);
+    }
+    return dq;
+  }
+
+  private sweep(dq: DeadlineQueue): void {
+    dq.timer = null;
+    const now = this.core.clock.now();
+    for (;;) {
+      const head = dq.queue.peek();
+      if (head === undefined) break;
+      if (head.done) {
+        dq.queue.shift();
+        continue;
+      }
+      if (head.deadline > now) {
+        dq.timer = this.core.scheduler.schedule(head.deadline - now, () => this.sweep(dq));
+        return;
+      }
+      dq.queue.shift();
+      head.fail(new AskTimeoutError(head.target.path.toString(), head.timeoutMs));
+    }
+    this.queues.delete(dq.timeoutMs);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The real runtime: ports backed by Node's clock, timers, randomness and stderr.
+ * This folder is the only place in shardkit allowed to touch them (DESIGN.md §2).
+ */
+import type { Logger, LogLevel } from "../../ports/logger.js";
+import type { Runtime } from "../../ports/runtime.js";
+import { ConsoleLogger } from "./console-logger.js";
+import type { LogFormat } from "./log-format.js";
+import { NodeClock } from "./node-clock.js";
+import { NodeRandom } from "./node-random.js";
+import { NodeScheduler } from "./node-scheduler.js";
+
+export {
+  ConsoleLogger,
+  type ConsoleLoggerOptions,
+  LOG_LEVEL_ENV,
+  resolveLogLevel,
+} from "./console-logger.js";
+export { formatRecord, type LogFormat, type LogRecord } from "./log-format.js";
+export { NodeClock } from "./node-clock.js";
+export { NodeRandom } from "./node-random.js";
+export {
+  NODE_TIMER_DELAY_MAX_MS,
+  NodeScheduler,
+  type NodeSchedulerOptions,
+} from "./node-scheduler.js";
+export { yieldToHost } from "./yield.js";
+
+/** Options of {@link createNodeRuntime}. */
+export interface NodeRuntimeOptions {
+  /** Console log threshold (SHARDKIT_LOG_LEVEL overrides). Default "info". */
+  readonly logLevel?: LogLevel;
+  /** Console log format. Default "text". */
+  readonly logFormat?: LogFormat;
+  /** Seed for a reproducible Random; default Math.random. */
+  readonly seed?: number;
+  /** Use this logger instead of the console logger (logLevel/logFormat are then ignored). */
+  readonly logger?: Logger;
+  /** Unref timers so they do not keep the process alive. Default false. */
+  readonly unrefTimers?: boolean;
+}
+
+/** The real Runtime; `scheduler` is exposed concretely for `liveTimers` and `dispose`. */
+export interface NodeRuntime extends Runtime {
+  readonly scheduler: NodeScheduler;
+}
+
+/** Builds the ports of a real Node.js process. */
+export function createNodeRuntime(options: NodeRuntimeOptions = {}): NodeRuntime {
+  return {
+    clock: new NodeClock(),
+    scheduler: new NodeScheduler({ unrefTimers: options.unrefTimers ?? false }),
+    random: new NodeRandom(options.seed),
+    logger:
+      options.logger ?? new ConsoleLogger({ level: options.logLevel, format: options.logFormat }),
+  };
+}

@@ -1,0 +1,17 @@
+/**
+ * Yielding to the host event loop.
+ *
+ * `yieldToHost()` resolves on the next `setImmediate` turn. Every microtask queued
+ * before the call (and every microtask those queue in turn) runs before it resolves,
+ * because Node drains the whole microtask queue before it moves to the next macrotask.
+ * The simulator relies on exactly this: after each virtual event it awaits this so
+ * promise continuations started by the event finish before the next event runs. With
+ * no real IO in the simulator, that ordering is a pure function of the inputs.
+ */
+
+/** Resolves on the next macrotask turn, after all currently pending microtasks. */
+export function yieldToHost(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    setImmediate(resolve);
+  });
+}

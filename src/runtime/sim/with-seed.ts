@@ -1,0 +1,37 @@
+/**
+ * Running a simulation so that its failure names its seed (DESIGN.md §2): a failing
+ * seed is the whole reproduction, so it must appear in every failure message.
+ */
+import { SimWorld, type SimWorldOptions } from "./sim-world.js";
+
+/** A simulation failed; the message starts with `[sim seed=<n>] `, `cause` is the original. */
+export class SimFailure extends Error {
+  readonly seed: number;
+  /** World time at which the failure surfaced. */
+  readonly timeMs: number;
+
+  constructor(seed: number, timeMs: number, cause: unknown) {
+    super(`[sim seed=${seed}] ${messageOf(cause)} (at t=${timeMs})`, { cause });
+    this.name = "SimFailure";
+    this.seed = seed;
+    this.timeMs = timeMs;
+  }
+}
+
+/** Runs `fn` in a fresh world with `seed`; any failure is rethrown as a SimFailure. */
+export async function withSeed<T>(
+  seed: number,
+  fn: (world: SimWorld) => Promise<T>,
+  options: Omit<SimWorldOptions, "seed"> = {},
+): Promise<T> {
+  const world = new SimWorld({ ...options, seed });
+  try {
+    return await fn(world);
+  } catch (error) {
+    throw new SimFailure(seed, world.now, error);
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

@@ -3,3 +3,11 @@ export * from "./logger.js";
 export type { Random } from "./random.js";
 export type { Runtime } from "./runtime.js";
 export type { Scheduler } from "./scheduler.js";
+export type {
+  CloseReason,
+  Connection,
+  ConnectionHandlers,
+  HostPort,
+  Listener,
+  Transport,
+} from "./transport.js";

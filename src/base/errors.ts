@@ -91,3 +91,22 @@ export function describe(value: unknown): string {
     return String(value);
   }
 }
+
+/** A transport could not connect, listen or send. `reason` is stable for branching. */
+export class TransportError extends ShardkitError {
+  readonly reason:
+    | "connect-refused"
+    | "connect-timeout"
+    | "listen-failed"
+    | "closed"
+    | "tls"
+    | "other";
+  constructor(
+    reason: "connect-refused" | "connect-timeout" | "listen-failed" | "closed" | "tls" | "other",
+    message: string,
+    fields: Record<string, unknown> = {},
+  ) {
+    super("TRANSPORT_FAILED", message, { reason, ...fields });
+    this.reason = reason;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Benchmark harness: groups of measurements printed as a table, or with --json as one
+ * JSON object per line: {"metric": NAME, "value": NUMBER, "unit": TEXT}. Benchmarks are
+ * not tests: they report, they do not assert. Each figure is the median of its runs.
+ */
+
+export interface Metric {
+  readonly metric: string;
+  readonly value: number;
+  readonly unit: string;
+  /** Extra context for the table (not part of the JSON line contract). */
+  readonly note?: string;
+}
+
+export interface BenchGroup {
+  readonly name: string;
+  readonly description: string;
+  run(report: (m: Metric) => void): Promise<void>;
+}
+
+export function median(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+/** Nearest-rank percentile, p in [0, 100]. */
+export function percentile(values: readonly number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  const i = Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1));
+  return s[i] as number;
+}
+
+/** Runs `fn` `runs` times after `warmup` runs and returns every measured result. */
+export async function repeat(runs: number, warmup: number, fn: () => Promise<number>): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const out: number[] = [];
+  for (let i = 0; i < runs; i++) out.push(await fn());
+  return out;
+}
+
+export function gc(): void {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (g) {
+    g();
+    g();
+  }
+}
+
+export function hasGc(): boolean {
+  return typeof (globalThis as { gc?: unknown }).gc === "function";
+}
+
+export function formatTable(rows: readonly Metric[]): string {
+  const fmt = (v: number) =>
+    Math.abs(v) >= 1000 ? Math.round(v).toLocaleString("en-US") : String(Math.round(v * 100) / 100);
+  const cells = rows.map((r) => [r.metric, fmt(r.value), r.unit, r.note ?? ""]);
+  const head = ["metric", "value", "unit", "note"];
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
+  const line = (c: string[]) =>
+    c.map((x, i) => (i === 1 ? x.padStart(widths[i] as number) : x.padEnd(widths[i] as number))).join("  ");
+  return [line(head), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
+}

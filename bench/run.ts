@@ -1,0 +1,43 @@
+/**
+ * `npm run bench -- <group> [<group>...] [--json]`: runs benchmark groups. Without a
+ * group it lists them. Run through `node --expose-gc` so memory figures are exact.
+ */
+import { type BenchGroup, formatTable, type Metric } from "./harness.js";
+
+const groups: Record<string, () => Promise<BenchGroup>> = {
+  actor: async () => (await import("./actor.js")).actorGroup,
+};
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const json = args.includes("--json");
+  const names = args.filter((a) => !a.startsWith("--"));
+  if (names.length === 0) {
+    process.stdout.write(`usage: npm run bench -- <group>... [--json]\ngroups: ${Object.keys(groups).join(", ")}\n`);
+    return;
+  }
+  for (const name of names) {
+    const load = groups[name];
+    if (!load) {
+      process.stderr.write(`unknown bench group "${name}"; groups: ${Object.keys(groups).join(", ")}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    const group = await load();
+    const rows: Metric[] = [];
+    if (!json) process.stdout.write(`# ${group.name}: ${group.description}\n`);
+    await group.run((m) => {
+      rows.push(m);
+      if (json) process.stdout.write(`${JSON.stringify({ metric: m.metric, value: m.value, unit: m.unit })}\n`);
+    });
+    if (!json) process.stdout.write(`${formatTable(rows)}\n\n`);
+  }
+}
+
+main().then(
+  () => process.exit(process.exitCode ?? 0),
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

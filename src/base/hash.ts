@@ -1,0 +1,125 @@
+/**
+ * Non-cryptographic string hashes used to map entity ids to shards and to place shards
+ * on regions. They must be bit-exact and stable across processes, Node versions and
+ * releases, because every node of a cluster has to compute the same shard for the same
+ * entity id; changing one of them is a breaking change of the wire contract.
+ *
+ * - `murmur3_32`: MurmurHash3 x86_32 (Austin Appleby), shardkit's default. Returns an
+ *   UNSIGNED 32-bit integer (0 .. 2^32-1), the same value as `mmh3.hash(x, signed=False)`.
+ * - `murmur2`: the Kafka variant of MurmurHash2 (seed 0x9747b28c), returns a SIGNED int32,
+ *   for Kafka-partition-aligned shard ids.
+ * - `javaStringHashCode`: Java's `String.hashCode` over UTF-16 code units, a SIGNED int32,
+ *   for compatibility with Akka/Pekko `HashCodeMessageExtractor`.
+ *
+ * Strings are hashed over their UTF-8 encoding (TextEncoder); lone surrogates are encoded
+ * as U+FFFD, as TextEncoder does.
+ */
+
+const utf8Encoder = new TextEncoder();
+
+/** UTF-8 bytes of `s` (lone surrogates become U+FFFD). */
+export function utf8Encode(s: string): Uint8Array {
+  return utf8Encoder.encode(s);
+}
+
+const C1 = 0xcc9e2d51;
+const C2 = 0x1b873593;
+
+function rotl32(x: number, r: number): number {
+  return (x << r) | (x >>> (32 - r));
+}
+
+function fmix32(h: number): number {
+  let x = h;
+  x ^= x >>> 16;
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  x ^= x >>> 16;
+  return x >>> 0;
+}
+
+function murmur3MixK(k: number): number {
+  return Math.imul(rotl32(Math.imul(k, C1), 15), C2);
+}
+
+/**
+ * MurmurHash3 x86_32 of `bytes` with `seed` (treated as uint32).
+ * @returns an unsigned 32-bit integer in [0, 2^32).
+ */
+export function murmur3_32(bytes: Uint8Array, seed = 0): number {
+  const len = bytes.length;
+  const blocks = len & ~3;
+  let h = seed >>> 0;
+  for (let i = 0; i < blocks; i += 4) {
+    const k =
+      (bytes[i] as number) |
+      ((bytes[i + 1] as number) << 8) |
+      ((bytes[i + 2] as number) << 16) |
+      ((bytes[i + 3] as number) << 24);
+    h ^= murmur3MixK(k);
+    h = rotl32(h, 13);
+    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+  }
+  let k = 0;
+  const tail = len & 3;
+  if (tail === 3) k ^= (bytes[blocks + 2] as number) << 16;
+  if (tail >= 2) k ^= (bytes[blocks + 1] as number) << 8;
+  if (tail >= 1) {
+    k ^= bytes[blocks] as number;
+    h ^= murmur3MixK(k);
+  }
+  return fmix32(h ^ len);
+}
+
+/** MurmurHash3 x86_32 of the UTF-8 encoding of `s`; unsigned 32-bit result. */
+export function murmur3OfString(s: string, seed = 0): number {
+  return murmur3_32(utf8Encode(s), seed);
+}
+
+/**
+ * Java `String.hashCode`: `h = 31 * h + c` over the UTF-16 code units of `s` (a character
+ * outside the BMP contributes its two surrogates), with int32 wrap-around.
+ * @returns a signed 32-bit integer.
+ */
+export function javaStringHashCode(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
+  return h;
+}
+
+const MURMUR2_SEED = 0x9747b28c;
+const MURMUR2_M = 0x5bd1e995;
+
+/**
+ * Kafka-compatible MurmurHash2 of `bytes` (seed 0x9747b28c, m = 0x5bd1e995, r = 24),
+ * bit-identical to `org.apache.kafka.common.utils.Utils.murmur2`.
+ * @returns a signed 32-bit integer.
+ */
+export function murmur2(bytes: Uint8Array): number {
+  const len = bytes.length;
+  const blocks = len & ~3;
+  let h = MURMUR2_SEED ^ len;
+  for (let i = 0; i < blocks; i += 4) {
+    let k =
+      (bytes[i] as number) |
+      ((bytes[i + 1] as number) << 8) |
+      ((bytes[i + 2] as number) << 16) |
+      ((bytes[i + 3] as number) << 24);
+    k = Math.imul(k, MURMUR2_M);
+    k ^= k >>> 24;
+    k = Math.imul(k, MURMUR2_M);
+    h = Math.imul(h, MURMUR2_M) ^ k;
+  }
+  const tail = len & 3;
+  if (tail === 3) h ^= (bytes[blocks + 2] as number) << 16;
+  if (tail >= 2) h ^= (bytes[blocks + 1] as number) << 8;
+  if (tail >= 1) {
+    h ^= bytes[blocks] as number;
+    h = Math.imul(h, MURMUR2_M);
+  }
+  h ^= h >>> 13;
+  h = Math.imul(h, MURMUR2_M);
+  h ^= h >>> 15;
+  return h | 0;
+}

@@ -1,0 +1,376 @@
+/**
+ * The gossiped cluster state (seed 002, "Gossip Protocol"): the member list, the overview
+ * (who has seen this version, the reachability table), the vector-clock version and the
+ * tombstones of removed nodes. It is a CRDT-like value: `mergeGossip` reconciles two
+ * concurrent versions monotonically (a status never moves back in merge precedence, a
+ * removed node never returns).
+ *
+ * Invariants (checked on every construction, violations are assertion failures):
+ * - members sorted by member order, one per node, none with status removed, none
+ *   tombstoned (a removed incarnation never comes back);
+ * - seen is a sorted subset of the member nodes;
+ * - every reachability observer (rows and versions) is a member;
+ * - tombstones sorted by node, one per node.
+ *
+ * Pure and synchronous: the removal timestamp is an input, never read from a clock.
+ * Clock entries of a node use `clockKeyOf(node)`, its canonical string form.
+ */
+import { assert } from "../../base/assert.js";
+import { type Member, withStatus } from "./member.js";
+import { compareMembers, highestPriorityOf } from "./member-ordering.js";
+import { canTransition, IllegalMemberTransitionError } from "./member-transitions.js";
+import {
+  allObservers,
+  emptyReachability,
+  isReachableBy,
+  mergeReachability,
+  type Reachability,
+  removeNodes,
+  removeObservers,
+} from "./reachability.js";
+import {
+  binarySearch,
+  findSorted,
+  isStrictlySorted,
+  sortedUnique,
+  upsertSorted,
+} from "./sorted-array.js";
+import {
+  compareUniqueAddresses,
+  type UniqueAddress,
+  uniqueAddressToString,
+} from "./unique-address.js";
+import {
+  emptyVectorClock,
+  incrementClock,
+  mergeClocks,
+  pruneClock,
+  pruneClockNodes,
+  type VectorClock,
+} from "./vector-clock.js";
+
+/** A removed node and when it was removed (ms, caller's clock). */
+export interface Tombstone {
+  readonly node: UniqueAddress;
+  readonly removedAtMs: number;
+}
+
+/** Convergence bookkeeping carried with the gossip. */
+export interface GossipOverview {
+  /** Nodes that have seen this exact version, sorted. */
+  readonly seen: readonly UniqueAddress[];
+  readonly reachability: Reachability;
+}
+
+/** The gossiped cluster state. Immutable; change it with this module's functions. */
+export interface Gossip {
+  /** Sorted by member order, one per node. */
+  readonly members: readonly Member[];
+  readonly overview: GossipOverview;
+  readonly version: VectorClock;
+  /** Sorted by node. */
+  readonly tombstones: readonly Tombstone[];
+}
+
+/** Parts of a gossip, any order; absent parts are empty. */
+export interface GossipFields {
+  readonly members?: Iterable<Member>;
+  readonly seen?: Iterable<UniqueAddress>;
+  readonly reachability?: Reachability;
+  readonly version?: VectorClock;
+  readonly tombstones?: Iterable<Tombstone>;
+}
+
+/** The vector-clock key of a node's own entry in the gossip version. */
+export function clockKeyOf(node: UniqueAddress): string {
+  return uniqueAddressToString(node);
+}
+
+const byNode = (m: Member, node: UniqueAddress) => compareUniqueAddresses(m.uniqueAddress, node);
+const compareTombstones = (a: Tombstone, b: Tombstone) => compareUniqueAddresses(a.node, b.node);
+
+function assertInvariants(g: Gossip): void {
+  const { members, overview, tombstones } = g;
+  assert(isStrictlySorted(members, compareMembers), "gossip members unsorted or duplicated");
+  assert(isStrictlySorted(overview.seen, compareUniqueAddresses), "gossip seen unsorted");
+  assert(isStrictlySorted(tombstones, compareTombstones), "gossip tombstones unsorted");
+  const isMember = (n: UniqueAddress) => binarySearch(members, n, byNode) >= 0;
+  for (const m of members) {
+    assert(m.status !== "removed", `live member with status removed: ${key(m.uniqueAddress)}`);
+    assert(!hasTombstone(g, m.uniqueAddress), `tombstoned member: ${key(m.uniqueAddress)}`);
+  }
+  for (const n of overview.seen) assert(isMember(n), `seen by non-member: ${key(n)}`);
+  for (const n of allObservers(overview.reachability))
+    assert(isMember(n), `reachability observer is not a member: ${key(n)}`);
+  for (const v of overview.reachability.versions)
+    assert(isMember(v.observer), `reachability version of non-member: ${key(v.observer)}`);
+  for (const t of tombstones)
+    assert(Number.isFinite(t.removedAtMs), `bad tombstone time for ${key(t.node)}`);
+}
+
+function key(node: UniqueAddress): string {
+  return uniqueAddressToString(node);
+}
+
+function build(
+  members: readonly Member[],
+  seen: readonly UniqueAddress[],
+  reachability: Reachability,
+  version: VectorClock,
+  tombstones: readonly Tombstone[],
+): Gossip {
+  const g: Gossip = Object.freeze({
+    members: Object.freeze(members.slice()),
+    overview: Object.freeze({ seen: Object.freeze(seen.slice()), reachability }),
+    version,
+    tombstones: Object.freeze(tombstones.slice()),
+  });
+  assertInvariants(g);
+  return g;
+}
+
+interface Patch {
+  readonly members?: readonly Member[];
+  readonly seen?: readonly UniqueAddress[];
+  readonly reachability?: Reachability;
+  readonly version?: VectorClock;
+  readonly tombstones?: readonly Tombstone[];
+}
+
+/** A copy of `g` with sorted replacement parts. */
+function rebuild(g: Gossip, patch: Patch): Gossip {
+  return build(
+    patch.members ?? g.members,
+    patch.seen ?? g.overview.seen,
+    patch.reachability ?? g.overview.reachability,
+    patch.version ?? g.version,
+    patch.tombstones ?? g.tombstones,
+  );
+}
+
+/** The empty gossip. */
+export const emptyGossip: Gossip = build([], [], emptyReachability, emptyVectorClock, []);
+
+/** A gossip from its parts (sorted here); duplicates and broken invariants assert. */
+export function gossipOf(fields: GossipFields): Gossip {
+  const members = [...(fields.members ?? [])].sort(compareMembers);
+  const seen = sortedUnique(fields.seen ?? [], compareUniqueAddresses);
+  const tombstones = [...(fields.tombstones ?? [])].map((t) => Object.freeze({ ...t }));
+  tombstones.sort(compareTombstones);
+  return build(
+    members,
+    seen,
+    fields.reachability ?? emptyReachability,
+    fields.version ?? emptyVectorClock,
+    tombstones,
+  );
+}
+
+/** The member with node `node`, or undefined. */
+export function findMember(g: Gossip, node: UniqueAddress): Member | undefined {
+  return findSorted(g.members, node, byNode);
+}
+
+/** True if `node` is a member. */
+export function hasMember(g: Gossip, node: UniqueAddress): boolean {
+  return binarySearch(g.members, node, byNode) >= 0;
+}
+
+/** True if `node` was removed and its tombstone is still kept. */
+export function hasTombstone(g: Gossip, node: UniqueAddress): boolean {
+  return binarySearch(g.tombstones, node, (t, n) => compareUniqueAddresses(t.node, n)) >= 0;
+}
+
+/** The data centers of all members, sorted. */
+export function allDataCenters(g: Gossip): string[] {
+  return [...new Set(g.members.map((m) => m.dataCenter))].sort();
+}
+
+/** True if members span more than one data center. */
+export function isMultiDc(g: Gossip): boolean {
+  const first = g.members[0];
+  return first !== undefined && g.members.some((m) => m.dataCenter !== first.dataCenter);
+}
+
+/** The ordinary roles of all members, sorted. */
+export function allRoles(g: Gossip): string[] {
+  return [...new Set(g.members.flatMap((m) => m.roles))].sort();
+}
+
+/** True if the cluster has exactly one member. */
+export function isSingletonCluster(g: Gossip): boolean {
+  return g.members.length === 1;
+}
+
+/** Nodes that have seen this version (sorted). */
+export function seenBy(g: Gossip): readonly UniqueAddress[] {
+  return g.overview.seen;
+}
+
+/** True if `node` has seen this version. */
+export function seenByNode(g: Gossip, node: UniqueAddress): boolean {
+  return binarySearch(g.overview.seen, node, compareUniqueAddresses) >= 0;
+}
+
+/** The gossip marked as seen by `node` too (a member). */
+export function withSeen(g: Gossip, node: UniqueAddress): Gossip {
+  if (seenByNode(g, node)) return g;
+  return rebuild(g, { seen: upsertSorted(g.overview.seen, node, compareUniqueAddresses) });
+}
+
+/** The gossip marked as seen by `node` only (the node that just changed it). */
+export function withOnlySeen(g: Gossip, node: UniqueAddress): Gossip {
+  return rebuild(g, { seen: [node] });
+}
+
+/** The gossip seen by nobody. */
+export function clearSeen(g: Gossip): Gossip {
+  return g.overview.seen.length === 0 ? g : rebuild(g, { seen: [] });
+}
+
+/** `g` with the union of both seen sets (for two gossips of the same version). */
+export function mergeSeen(g: Gossip, other: Gossip): Gossip {
+  const seen = sortedUnique([...g.overview.seen, ...other.overview.seen], compareUniqueAddresses);
+  return rebuild(g, { seen: seen.filter((n) => hasMember(g, n)) });
+}
+
+/** The gossip with a new reachability table (observers must be members). */
+export function withReachability(g: Gossip, reachability: Reachability): Gossip {
+  return reachability === g.overview.reachability ? g : rebuild(g, { reachability });
+}
+
+/** The version with the entry `clockKey` incremented (a local change stamped by a node). */
+export function incrementVersion(g: Gossip, clockKey: string): Gossip {
+  return rebuild(g, { version: incrementClock(g.version, clockKey) });
+}
+
+/** The version without the entry `clockKey`. */
+export function pruneVersion(g: Gossip, clockKey: string): Gossip {
+  const version = pruneClock(g.version, clockKey);
+  return version === g.version ? g : rebuild(g, { version });
+}
+
+/** The gossip with `member` added; unchanged if its node is already a member. */
+export function addMember(g: Gossip, member: Member): Gossip {
+  if (hasMember(g, member.uniqueAddress)) return g;
+  return rebuild(g, { members: upsertSorted(g.members, member, compareMembers) });
+}
+
+/**
+ * The gossip with `updated` members replacing those of the same node (new nodes are
+ * added). A replacement must keep the status or make an allowed transition, else
+ * IllegalMemberTransitionError: leader actions and downing build on this guard.
+ */
+export function updateMembers(g: Gossip, updated: Iterable<Member>): Gossip {
+  let members: readonly Member[] = g.members;
+  for (const m of updated) {
+    const old = findSorted(members, m.uniqueAddress, byNode);
+    if (old && old.status !== m.status && !canTransition(old.status, m.status))
+      throw new IllegalMemberTransitionError(key(m.uniqueAddress), old.status, m.status);
+    members = upsertSorted(members, m, compareMembers);
+  }
+  return members === g.members ? g : rebuild(g, { members });
+}
+
+/** The gossip with member `node` set to down and dropped from seen. */
+export function markAsDown(g: Gossip, node: UniqueAddress): Gossip {
+  const member = findMember(g, node);
+  assert(member !== undefined, `cannot mark a non-member as down: ${key(node)}`);
+  const members = upsertSorted(g.members, withStatus(member, "down"), compareMembers);
+  const seen = g.overview.seen.filter((n) => compareUniqueAddresses(n, node) !== 0);
+  return rebuild(g, { members, seen });
+}
+
+/**
+ * The gossip without `node`: dropped from members and seen, its reachability rows (as
+ * observer or subject) and observer version deleted, its clock entry pruned, and a
+ * tombstone recorded at `removedAtMs` so that merges never bring it back.
+ */
+export function removeMember(g: Gossip, node: UniqueAddress, removedAtMs: number): Gossip {
+  const notNode = (n: UniqueAddress) => compareUniqueAddresses(n, node) !== 0;
+  return rebuild(g, {
+    members: g.members.filter((m) => notNode(m.uniqueAddress)),
+    seen: g.overview.seen.filter(notNode),
+    reachability: removeNodes(g.overview.reachability, [node]),
+    version: pruneClock(g.version, clockKeyOf(node)),
+    tombstones: upsertSorted(g.tombstones, Object.freeze({ node, removedAtMs }), compareTombstones),
+  });
+}
+
+/** The gossip keeping only tombstones with `removedAtMs > removeEarlierThanMs`. */
+export function pruneTombstones(g: Gossip, removeEarlierThanMs: number): Gossip {
+  const tombstones = g.tombstones.filter((t) => t.removedAtMs > removeEarlierThanMs);
+  return tombstones.length === g.tombstones.length ? g : rebuild(g, { tombstones });
+}
+
+/** Reachability without the observations of down members. */
+export function reachabilityExcludingDownedObservers(g: Gossip): Reachability {
+  const downed = g.members.filter((m) => m.status === "down").map((m) => m.uniqueAddress);
+  return removeObservers(g.overview.reachability, downed);
+}
+
+/** True if `to` is a member and `from` has not recorded it as unreachable or terminated. */
+export function isReachableInGossip(g: Gossip, from: UniqueAddress, to: UniqueAddress): boolean {
+  return hasMember(g, to) && isReachableBy(g.overview.reachability, from, to);
+}
+
+/**
+ * Merge of two concurrent gossips (commutative on members, versions and tombstones):
+ * - tombstones: union, the later removal time on a tie;
+ * - version: pointwise max, minus the entries of every tombstoned node;
+ * - members: a node on both sides keeps its highest-precedence version; a node on one
+ *   side only is dropped if down or exiting (the other side already removed it); a
+ *   tombstoned node is dropped either way;
+ * - reachability: per observer the newer row set, restricted to the merged members;
+ * - seen: empty, nobody has seen the merged result yet.
+ */
+export function mergeGossip(a: Gossip, b: Gossip): Gossip {
+  const tombstones = mergeTombstones(a.tombstones, b.tombstones);
+  const tombstoned = new Set(tombstones.map((t) => key(t.node)));
+  const version = pruneClockNodes(
+    mergeClocks(a.version, b.version),
+    tombstones.map((t) => clockKeyOf(t.node)),
+  );
+  const members = mergeMembers(a.members, b.members, tombstoned);
+  const reachability = mergeReachability(
+    a.overview.reachability,
+    members.map((m) => m.uniqueAddress),
+    b.overview.reachability,
+  );
+  return build(members, [], reachability, version, tombstones);
+}
+
+function mergeTombstones(a: readonly Tombstone[], b: readonly Tombstone[]): Tombstone[] {
+  const all = [...a, ...b].sort((x, y) => compareTombstones(x, y) || x.removedAtMs - y.removedAtMs);
+  return sortedUnique(all, compareTombstones); // keeps the last, i.e. the latest removal
+}
+
+function mergeMembers(
+  a: readonly Member[],
+  b: readonly Member[],
+  tombstoned: ReadonlySet<string>,
+): Member[] {
+  const out: Member[] = [];
+  const keepOneSided = (m: Member) =>
+    m.status !== "down" && m.status !== "exiting" && !tombstoned.has(key(m.uniqueAddress));
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const x = a[i];
+    const y = b[j];
+    const c = x === undefined ? 1 : y === undefined ? -1 : compareMembers(x, y);
+    if (c < 0) {
+      if (keepOneSided(x as Member)) out.push(x as Member);
+      i++;
+    } else if (c > 0) {
+      if (keepOneSided(y as Member)) out.push(y as Member);
+      j++;
+    } else {
+      if (!tombstoned.has(key((x as Member).uniqueAddress)))
+        out.push(highestPriorityOf(x as Member, y as Member));
+      i++;
+      j++;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,16 @@
+/**
+ * Cluster membership state model (sans-IO, DESIGN.md §1 core/membership): addresses and
+ * node identity, members and their status machine, vector clocks, reachability, the
+ * gossip value with its merge, and the per-node membership view (convergence, leader).
+ * The gossip driver (cluster/) builds on these pure functions.
+ */
+export * from "./address.js";
+export * from "./gossip.js";
+export * from "./member.js";
+export * from "./member-ordering.js";
+export * from "./member-status.js";
+export * from "./member-transitions.js";
+export * from "./membership-state.js";
+export * from "./reachability.js";
+export * from "./unique-address.js";
+export * from "./vector-clock.js";

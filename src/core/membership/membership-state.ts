@@ -1,0 +1,328 @@
+/**
+ * The membership as seen from one node: the latest gossip plus the self node, its data
+ * center and the number of cross-DC contacts. Answers the questions the gossip driver
+ * and the leader ask: is there convergence, who is leader, is a node reachable, who is
+ * youngest/oldest, whom to tell about exiting members.
+ *
+ * Data centers: every rule here is scoped to the self DC (convergence, leader, in-DC
+ * reachability), as the reference vectors require. shardkit runs one DC ("default") by
+ * default, where all of this reduces to the whole cluster; cross-DC gossip itself is
+ * deliberately not built.
+ *
+ * Pure functions of the state value; a non-member node is treated as removed.
+ */
+import { assert } from "../../base/assert.js";
+import {
+  findMember,
+  type Gossip,
+  isMultiDc,
+  reachabilityExcludingDownedObservers,
+  seenByNode,
+  withSeen,
+} from "./gossip.js";
+import { DEFAULT_DATA_CENTER, effectiveUpNumber, hasRole, type Member } from "./member.js";
+import { compareByAge, compareByLeaderStatus, compareMembers } from "./member-ordering.js";
+import type { MemberStatus } from "./member-status.js";
+import {
+  allUnreachableOrTerminated,
+  filterRecords,
+  isAllReachable,
+  isReachable,
+  isReachableBy,
+  type Reachability,
+  removeNodes,
+  removeObservers,
+} from "./reachability.js";
+import {
+  type UniqueAddress,
+  uniqueAddressEquals,
+  uniqueAddressToString,
+} from "./unique-address.js";
+
+/** Default number of oldest members per DC that talk across data centers. */
+export const DEFAULT_CROSS_DC_CONNECTIONS = 5;
+
+/** The membership as seen from one node. Plain immutable data. */
+export interface MembershipState {
+  readonly latestGossip: Gossip;
+  readonly selfUniqueAddress: UniqueAddress;
+  readonly selfDc: string;
+  /** How many of the oldest members per DC take part in cross-DC gossip (>= 1). */
+  readonly crossDcConnections: number;
+}
+
+/** Parameters of `membershipStateOf`. */
+export interface MembershipStateFields {
+  readonly latestGossip: Gossip;
+  readonly selfUniqueAddress: UniqueAddress;
+  readonly selfDc?: string;
+  readonly crossDcConnections?: number;
+}
+
+/** Statuses that may lead and that must have seen a gossip for convergence. */
+const LEADER_OR_CONVERGENCE_STATUSES: ReadonlySet<MemberStatus> = new Set<MemberStatus>([
+  "up",
+  "leaving",
+  "preparing-for-shutdown",
+  "ready-for-shutdown",
+]);
+
+/** Unreachable members with these statuses do not block convergence. */
+const SKIP_UNREACHABLE_STATUSES: ReadonlySet<MemberStatus> = new Set<MemberStatus>([
+  "down",
+  "exiting",
+]);
+
+const key = uniqueAddressToString;
+
+/** A frozen state; selfDc defaults to "default", crossDcConnections to 5. */
+export function membershipStateOf(fields: MembershipStateFields): MembershipState {
+  const crossDcConnections = fields.crossDcConnections ?? DEFAULT_CROSS_DC_CONNECTIONS;
+  assert(
+    Number.isSafeInteger(crossDcConnections) && crossDcConnections >= 1,
+    `crossDcConnections must be an integer >= 1, got ${crossDcConnections}`,
+  );
+  return Object.freeze({
+    latestGossip: fields.latestGossip,
+    selfUniqueAddress: fields.selfUniqueAddress,
+    selfDc: fields.selfDc ?? DEFAULT_DATA_CENTER,
+    crossDcConnections,
+  });
+}
+
+/** The same view over another gossip. */
+export function withLatestGossip(s: MembershipState, latestGossip: Gossip): MembershipState {
+  return Object.freeze({ ...s, latestGossip });
+}
+
+/** The view with the latest gossip marked as seen by the self node (a member). */
+export function markSeenBySelf(s: MembershipState): MembershipState {
+  return withLatestGossip(s, withSeen(s.latestGossip, s.selfUniqueAddress));
+}
+
+/** The self node's member entry, undefined if it is not (or no longer) a member. */
+export function selfMember(s: MembershipState): Member | undefined {
+  return findMember(s.latestGossip, s.selfUniqueAddress);
+}
+
+function nodesOutsideDc(s: MembershipState): UniqueAddress[] {
+  return s.latestGossip.members
+    .filter((m) => m.dataCenter !== s.selfDc)
+    .map((m) => m.uniqueAddress);
+}
+
+/** Reachability without observations made by members of other data centers. */
+export function dcReachability(s: MembershipState): Reachability {
+  return removeObservers(s.latestGossip.overview.reachability, nodesOutsideDc(s));
+}
+
+/** dcReachability restricted to subjects outside the self DC (cross-DC failure detection). */
+export function dcReachabilityWithoutObservationsWithin(s: MembershipState): Reachability {
+  return filterRecords(dcReachability(s), (r) => {
+    const subject = findMember(s.latestGossip, r.subject);
+    return subject === undefined || subject.dataCenter !== s.selfDc;
+  });
+}
+
+/** In-DC reachability: rows by down or other-DC observers and rows about other-DC nodes dropped. */
+export function dcReachabilityExcludingDownedObservers(s: MembershipState): Reachability {
+  const excluded = s.latestGossip.members
+    .filter((m) => m.status === "down" || m.dataCenter !== s.selfDc)
+    .map((m) => m.uniqueAddress);
+  return removeNodes(
+    removeObservers(s.latestGossip.overview.reachability, excluded),
+    nodesOutsideDc(s),
+  );
+}
+
+/** Reachability without any row involving a node of another data center. */
+export function dcReachabilityNoOutsideNodes(s: MembershipState): Reachability {
+  return removeNodes(s.latestGossip.overview.reachability, nodesOutsideDc(s));
+}
+
+function memberHinderingConvergenceExists(s: MembershipState, confirmed: ReadonlySet<string>) {
+  const g = s.latestGossip;
+  const firstMemberInDc = !g.members.some(
+    (m) => m.dataCenter === s.selfDc && LEADER_OR_CONVERGENCE_STATUSES.has(m.status),
+  );
+  const mustHaveSeen = (status: MemberStatus) =>
+    LEADER_OR_CONVERGENCE_STATUSES.has(status) ||
+    (firstMemberInDc && (status === "joining" || status === "weakly-up"));
+  return g.members.some(
+    (m) =>
+      (firstMemberInDc || m.dataCenter === s.selfDc) &&
+      mustHaveSeen(m.status) &&
+      !seenByNode(g, m.uniqueAddress) &&
+      !confirmed.has(key(m.uniqueAddress)),
+  );
+}
+
+function unreachableBlocksConvergence(s: MembershipState, confirmed: ReadonlySet<string>) {
+  for (const node of allUnreachableOrTerminated(dcReachabilityExcludingDownedObservers(s))) {
+    if (uniqueAddressEquals(node, s.selfUniqueAddress) || confirmed.has(key(node))) continue;
+    const member = findMember(s.latestGossip, node); // a non-member counts as removed
+    if (member === undefined || !SKIP_UNREACHABLE_STATUSES.has(member.status)) return true;
+  }
+  return false;
+}
+
+/**
+ * True if the latest gossip has converged in the self DC: every member that must see it
+ * (up, leaving, preparing/ready-for-shutdown; plus joining and weakly-up of all DCs when
+ * the self DC has no such member yet) has seen it or is in `exitingConfirmed`, and every
+ * in-DC unreachable node (observed by non-down in-DC members) other than self and
+ * `exitingConfirmed` is down or exiting. Leader actions run only on convergence.
+ */
+export function convergence(
+  s: MembershipState,
+  exitingConfirmed: Iterable<UniqueAddress> = [],
+): boolean {
+  const confirmed = new Set([...exitingConfirmed].map(key));
+  return (
+    !unreachableBlocksConvergence(s, confirmed) && !memberHinderingConvergenceExists(s, confirmed)
+  );
+}
+
+/**
+ * True if `to` is a member and reachable: for an in-DC member only non-down in-DC
+ * observations count; for another DC's member any non-down observer counts.
+ */
+export function isReachableExcludingDownedObservers(
+  s: MembershipState,
+  to: UniqueAddress,
+): boolean {
+  const member = findMember(s.latestGossip, to);
+  if (member === undefined) return false;
+  if (member.dataCenter === s.selfDc)
+    return isReachable(dcReachabilityExcludingDownedObservers(s), to);
+  return isReachable(reachabilityExcludingDownedObservers(s.latestGossip), to);
+}
+
+/** Members of the self DC, or all members when the gossip spans only one DC. */
+export function dcMembers(s: MembershipState): Member[] {
+  const members = s.latestGossip.members;
+  return isMultiDc(s.latestGossip)
+    ? members.filter((m) => m.dataCenter === s.selfDc)
+    : [...members];
+}
+
+/**
+ * The leader among `candidates`: of the self-DC, non-down candidates that are reachable
+ * in the DC view (or are self), the first in member order whose status is up, leaving,
+ * preparing- or ready-for-shutdown; failing that the first in leader-status order.
+ */
+export function leaderOf(
+  s: MembershipState,
+  candidates: Iterable<Member>,
+): UniqueAddress | undefined {
+  const reachability = dcReachability(s);
+  const allReachable = isAllReachable(reachability);
+  const unreachable = new Set(allUnreachableOrTerminated(reachability).map(key));
+  const eligible = [...candidates]
+    .filter(
+      (m) =>
+        m.dataCenter === s.selfDc &&
+        m.status !== "down" &&
+        (allReachable ||
+          !unreachable.has(key(m.uniqueAddress)) ||
+          uniqueAddressEquals(m.uniqueAddress, s.selfUniqueAddress)),
+    )
+    .sort(compareMembers);
+  if (eligible.length === 0) return undefined;
+  const preferred = eligible.find((m) => LEADER_OR_CONVERGENCE_STATUSES.has(m.status));
+  return (preferred ?? (eligible.sort(compareByLeaderStatus)[0] as Member)).uniqueAddress;
+}
+
+/** The leader of the self DC (see leaderOf). */
+export function leader(s: MembershipState): UniqueAddress | undefined {
+  return leaderOf(s, s.latestGossip.members);
+}
+
+/** True if `node` is the leader of the self DC. */
+export function isLeader(s: MembershipState, node: UniqueAddress): boolean {
+  const l = leader(s);
+  return l !== undefined && uniqueAddressEquals(l, node);
+}
+
+/** The leader among members with `role` (e.g. where a per-role singleton lives). */
+export function roleLeader(s: MembershipState, role: string): UniqueAddress | undefined {
+  return leaderOf(
+    s,
+    s.latestGossip.members.filter((m) => hasRole(m, role)),
+  );
+}
+
+/** True if `node` is self or a member of the self DC. */
+export function isInSameDc(s: MembershipState, node: UniqueAddress): boolean {
+  if (uniqueAddressEquals(node, s.selfUniqueAddress)) return true;
+  return findMember(s.latestGossip, node)?.dataCenter === s.selfDc;
+}
+
+/**
+ * True if gossip may be sent to `node`: never to self, never to a node self observes as
+ * unreachable (nodes others see as unreachable are still valid targets).
+ */
+export function validNodeForGossip(s: MembershipState, node: UniqueAddress): boolean {
+  return (
+    !uniqueAddressEquals(node, s.selfUniqueAddress) &&
+    isReachableBy(s.latestGossip.overview.reachability, s.selfUniqueAddress, node)
+  );
+}
+
+/**
+ * The youngest of dcMembers: highest upNumber (unassigned counts as 0), first in member
+ * order on ties; undefined when there is no member.
+ */
+export function youngestMember(s: MembershipState): Member | undefined {
+  let youngest: Member | undefined;
+  for (const m of dcMembers(s)) {
+    if (youngest === undefined || effectiveUpNumber(m) > effectiveUpNumber(youngest)) youngest = m;
+  }
+  return youngest;
+}
+
+/** Per data center (sorted by name), its `crossDcConnections` oldest members, oldest first. */
+export function ageSortedTopOldestMembersPerDc(
+  s: MembershipState,
+): ReadonlyMap<string, readonly Member[]> {
+  const byDc = new Map<string, Member[]>();
+  for (const m of s.latestGossip.members) {
+    const list = byDc.get(m.dataCenter) ?? [];
+    list.push(m);
+    byDc.set(m.dataCenter, list);
+  }
+  const out = new Map<string, readonly Member[]>();
+  for (const dc of [...byDc.keys()].sort()) {
+    const oldest = (byDc.get(dc) as Member[]).sort(compareByAge).slice(0, s.crossDcConnections);
+    out.set(dc, Object.freeze(oldest));
+  }
+  return out;
+}
+
+/**
+ * Whom to gossip an exiting change to, so that potential singleton hosts learn it fast:
+ * the two oldest self-DC members, plus for every role of an exiting member the oldest
+ * and second-oldest self-DC members with that role. Empty when nobody is exiting.
+ * Returned in member order.
+ */
+export function gossipTargetsForExitingMembers(
+  s: MembershipState,
+  exitingMembers: Iterable<Member>,
+): Member[] {
+  const exiting = [...exitingMembers];
+  if (exiting.length === 0) return [];
+  const roles = [...new Set(exiting.flatMap((m) => m.roles))].sort();
+  const byAge = s.latestGossip.members.filter((m) => m.dataCenter === s.selfDc).sort(compareByAge);
+  const targets = new Map<string, Member>();
+  const add = (m: Member | undefined) => {
+    if (m !== undefined) targets.set(key(m.uniqueAddress), m);
+  };
+  add(byAge[0]);
+  add(byAge[1]);
+  for (const role of roles) {
+    const withRole = byAge.filter((m) => hasRole(m, role));
+    add(withRole[0]);
+    add(withRole[1]);
+  }
+  return [...targets.values()].sort(compareMembers);
+}

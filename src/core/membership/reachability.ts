@@ -1,0 +1,354 @@
+/**
+ * Reachability table: what each observer's failure detector says about each subject
+ * (seed 002, "Failure Detection and Unreachability": unreachable is a flag beside the
+ * member status, not a status).
+ *
+ * Every observer owns its rows: only the observer itself changes them, and each change
+ * bumps that observer's version. Merging therefore takes, per observer, the complete
+ * row set of the side with the higher observer version; no row-level conflict exists.
+ * By default everything is reachable, so an observer that sees all its subjects as
+ * reachable again keeps no rows at all, and a healthy cluster has an empty table.
+ * Terminated (the subject was quarantined) is sticky: it never changes back.
+ *
+ * Aggregate status of a subject: terminated if any observer says terminated, else
+ * unreachable if any says unreachable, else reachable.
+ *
+ * Invariants: `records` sorted by (observer, subject) with at most one row per pair;
+ * `versions` sorted by observer, versions > 0; every observer with rows has a version.
+ */
+import { assert } from "../../base/assert.js";
+import { binarySearch, isStrictlySorted, sortedUnique } from "./sorted-array.js";
+import {
+  compareUniqueAddresses,
+  type UniqueAddress,
+  uniqueAddressEquals,
+  uniqueAddressToString,
+} from "./unique-address.js";
+
+/** What one observer says about one subject. */
+export const ReachabilityStatus = {
+  Reachable: "reachable",
+  Unreachable: "unreachable",
+  Terminated: "terminated",
+} as const;
+
+/** What one observer says about one subject. */
+export type ReachabilityStatus = (typeof ReachabilityStatus)[keyof typeof ReachabilityStatus];
+
+/** One observation; `version` is the observer's version when it was recorded. */
+export interface ReachabilityRecord {
+  readonly observer: UniqueAddress;
+  readonly subject: UniqueAddress;
+  readonly status: ReachabilityStatus;
+  readonly version: number;
+}
+
+/** The version of one observer's row set. */
+export interface ObserverVersion {
+  readonly observer: UniqueAddress;
+  readonly version: number;
+}
+
+/** An immutable reachability table. */
+export interface Reachability {
+  readonly records: readonly ReachabilityRecord[];
+  readonly versions: readonly ObserverVersion[];
+}
+
+/** The empty table: everybody reachable. */
+export const emptyReachability: Reachability = Object.freeze({
+  records: Object.freeze([]),
+  versions: Object.freeze([]),
+});
+
+type Pair = Pick<ReachabilityRecord, "observer" | "subject">;
+
+function compareRecords(a: Pair, b: Pair): number {
+  return (
+    compareUniqueAddresses(a.observer, b.observer) || compareUniqueAddresses(a.subject, b.subject)
+  );
+}
+
+function compareVersions(a: ObserverVersion, b: ObserverVersion): number {
+  return compareUniqueAddresses(a.observer, b.observer);
+}
+
+function freezeTable(records: ReachabilityRecord[], versions: ObserverVersion[]): Reachability {
+  return Object.freeze({ records: Object.freeze(records), versions: Object.freeze(versions) });
+}
+
+/** A validated table from decoded rows and versions (any order). */
+export function reachabilityOf(
+  records: readonly ReachabilityRecord[],
+  versions: readonly ObserverVersion[],
+): Reachability {
+  const rs = records.map((r) => Object.freeze({ ...r })).sort(compareRecords);
+  const vs = versions.map((v) => Object.freeze({ ...v })).sort(compareVersions);
+  assert(isStrictlySorted(rs, compareRecords), "duplicate reachability record");
+  assert(isStrictlySorted(vs, compareVersions), "duplicate reachability observer version");
+  for (const v of vs) assert(Number.isSafeInteger(v.version) && v.version > 0, "bad version");
+  for (const r of rs) {
+    const v = observerVersion({ records: [], versions: vs }, r.observer);
+    assert(r.version <= v, `record version above observer version: ${describeRecord(r)}`);
+  }
+  return freezeTable(rs, vs);
+}
+
+function describeRecord(r: ReachabilityRecord): string {
+  return `${uniqueAddressToString(r.observer)} -> ${uniqueAddressToString(r.subject)}`;
+}
+
+/** The observer's current version (0 if it never recorded anything). */
+export function observerVersion(r: Reachability, observer: UniqueAddress): number {
+  const i = binarySearch(r.versions, observer, (v, o) => compareUniqueAddresses(v.observer, o));
+  return i >= 0 ? (r.versions[i] as ObserverVersion).version : 0;
+}
+
+/** The rows recorded by `observer`, sorted by subject. */
+export function recordsFrom(r: Reachability, observer: UniqueAddress): ReachabilityRecord[] {
+  return r.records.filter((rec) => uniqueAddressEquals(rec.observer, observer));
+}
+
+function withObserverRows(
+  r: Reachability,
+  observer: UniqueAddress,
+  rows: readonly ReachabilityRecord[],
+  version: number,
+): Reachability {
+  const records = r.records.filter((rec) => !uniqueAddressEquals(rec.observer, observer));
+  records.push(...rows);
+  records.sort(compareRecords);
+  const versions = r.versions.filter((v) => !uniqueAddressEquals(v.observer, observer));
+  versions.push(Object.freeze({ observer, version }));
+  versions.sort(compareVersions);
+  return freezeTable(records, versions);
+}
+
+function change(
+  r: Reachability,
+  observer: UniqueAddress,
+  subject: UniqueAddress,
+  status: ReachabilityStatus,
+): Reachability {
+  const rows = recordsFrom(r, observer);
+  if (rows.length === 0 && status === ReachabilityStatus.Reachable) return r;
+  const old = rows.find((rec) => uniqueAddressEquals(rec.subject, subject));
+  if (old && (old.status === ReachabilityStatus.Terminated || old.status === status)) return r;
+  const version = observerVersion(r, observer) + 1;
+  const othersReachable = rows.every(
+    (rec) => rec === old || rec.status === ReachabilityStatus.Reachable,
+  );
+  if (status === ReachabilityStatus.Reachable && othersReachable)
+    return withObserverRows(r, observer, [], version); // all reachable again: keep no rows
+  const record = Object.freeze({ observer, subject, status, version });
+  const kept = rows.filter((rec) => rec !== old);
+  return withObserverRows(r, observer, [...kept, record], version);
+}
+
+/** `observer` now sees `subject` as unreachable. */
+export function markUnreachable(
+  r: Reachability,
+  observer: UniqueAddress,
+  subject: UniqueAddress,
+): Reachability {
+  return change(r, observer, subject, ReachabilityStatus.Unreachable);
+}
+
+/** `observer` now sees `subject` as reachable (no-op if it never said otherwise). */
+export function markReachable(
+  r: Reachability,
+  observer: UniqueAddress,
+  subject: UniqueAddress,
+): Reachability {
+  return change(r, observer, subject, ReachabilityStatus.Reachable);
+}
+
+/** `observer` has quarantined `subject`; sticky. */
+export function markTerminated(
+  r: Reachability,
+  observer: UniqueAddress,
+  subject: UniqueAddress,
+): Reachability {
+  return change(r, observer, subject, ReachabilityStatus.Terminated);
+}
+
+/** What `observer` says about `subject` (reachable when it has no row). */
+export function pairStatus(
+  r: Reachability,
+  observer: UniqueAddress,
+  subject: UniqueAddress,
+): ReachabilityStatus {
+  const i = binarySearch<ReachabilityRecord, Pair>(
+    r.records,
+    { observer, subject },
+    compareRecords,
+  );
+  return i >= 0 ? (r.records[i] as ReachabilityRecord).status : ReachabilityStatus.Reachable;
+}
+
+/** Aggregate status of `subject` over all observers. */
+export function subjectStatus(r: Reachability, subject: UniqueAddress): ReachabilityStatus {
+  let result: ReachabilityStatus = ReachabilityStatus.Reachable;
+  for (const rec of r.records) {
+    if (!uniqueAddressEquals(rec.subject, subject)) continue;
+    if (rec.status === ReachabilityStatus.Terminated) return ReachabilityStatus.Terminated;
+    if (rec.status === ReachabilityStatus.Unreachable) result = ReachabilityStatus.Unreachable;
+  }
+  return result;
+}
+
+/** True if no observer has recorded anything (the healthy state). */
+export function isAllReachable(r: Reachability): boolean {
+  return r.records.length === 0;
+}
+
+/** Aggregate: true if no observer says `subject` is unreachable or terminated. */
+export function isReachable(r: Reachability, subject: UniqueAddress): boolean {
+  return subjectStatus(r, subject) === ReachabilityStatus.Reachable;
+}
+
+/** Pairwise: true if `observer` says `subject` is reachable. */
+export function isReachableBy(
+  r: Reachability,
+  observer: UniqueAddress,
+  subject: UniqueAddress,
+): boolean {
+  return pairStatus(r, observer, subject) === ReachabilityStatus.Reachable;
+}
+
+function subjectsWith(r: Reachability, statuses: readonly ReachabilityStatus[]): UniqueAddress[] {
+  const subjects = r.records
+    .filter((rec) => statuses.includes(rec.status))
+    .map((rec) => rec.subject);
+  return sortedUnique(subjects, compareUniqueAddresses);
+}
+
+/** Subjects some observer says are unreachable, excluding terminated ones (sorted). */
+export function allUnreachable(r: Reachability): UniqueAddress[] {
+  const terminated = new Set(subjectsWith(r, ["terminated"]).map(uniqueAddressToString));
+  return subjectsWith(r, ["unreachable"]).filter((s) => !terminated.has(uniqueAddressToString(s)));
+}
+
+/** Subjects some observer says are unreachable or terminated (sorted). */
+export function allUnreachableOrTerminated(r: Reachability): UniqueAddress[] {
+  return subjectsWith(r, ["unreachable", "terminated"]);
+}
+
+/** Subjects `observer` says are unreachable (not terminated), sorted. */
+export function allUnreachableFrom(r: Reachability, observer: UniqueAddress): UniqueAddress[] {
+  return recordsFrom(r, observer)
+    .filter((rec) => rec.status === ReachabilityStatus.Unreachable)
+    .map((rec) => rec.subject);
+}
+
+/** Observers that have rows (sorted). */
+export function allObservers(r: Reachability): UniqueAddress[] {
+  return sortedUnique(
+    r.records.map((rec) => rec.observer),
+    compareUniqueAddresses,
+  );
+}
+
+/** For each unreachable subject, the observers that say so (subjects and observers sorted). */
+export function observersGroupedByUnreachable(
+  r: Reachability,
+): { readonly subject: UniqueAddress; readonly observers: readonly UniqueAddress[] }[] {
+  const bySubject = new Map<string, { subject: UniqueAddress; observers: UniqueAddress[] }>();
+  for (const rec of r.records) {
+    if (rec.status !== ReachabilityStatus.Unreachable) continue;
+    const key = uniqueAddressToString(rec.subject);
+    const group = bySubject.get(key) ?? { subject: rec.subject, observers: [] };
+    group.observers.push(rec.observer);
+    bySubject.set(key, group);
+  }
+  return [...bySubject.values()]
+    .map((g) => ({
+      subject: g.subject,
+      observers: sortedUnique(g.observers, compareUniqueAddresses),
+    }))
+    .sort((a, b) => compareUniqueAddresses(a.subject, b.subject));
+}
+
+/** The table without any row or version involving `nodes` (as observer or subject). */
+export function removeNodes(r: Reachability, nodes: Iterable<UniqueAddress>): Reachability {
+  const gone = new Set([...nodes].map(uniqueAddressToString));
+  if (gone.size === 0) return r;
+  const has = (n: UniqueAddress) => gone.has(uniqueAddressToString(n));
+  return freezeTable(
+    r.records.filter((rec) => !has(rec.observer) && !has(rec.subject)),
+    r.versions.filter((v) => !has(v.observer)),
+  );
+}
+
+/** The table without the rows and versions of the observers `nodes`. */
+export function removeObservers(r: Reachability, nodes: Iterable<UniqueAddress>): Reachability {
+  const gone = new Set([...nodes].map(uniqueAddressToString));
+  if (gone.size === 0) return r;
+  const has = (n: UniqueAddress) => gone.has(uniqueAddressToString(n));
+  return freezeTable(
+    r.records.filter((rec) => !has(rec.observer)),
+    r.versions.filter((v) => !has(v.observer)),
+  );
+}
+
+/** The table with only the rows satisfying `keep` (versions unchanged). */
+export function filterRecords(
+  r: Reachability,
+  keep: (record: ReachabilityRecord) => boolean,
+): Reachability {
+  return freezeTable(r.records.filter(keep), r.versions.slice());
+}
+
+function rowsByObserver(r: Reachability): Map<string, ReachabilityRecord[]> {
+  const out = new Map<string, ReachabilityRecord[]>();
+  for (const rec of r.records) {
+    const k = uniqueAddressToString(rec.observer);
+    const rows = out.get(k);
+    if (rows) rows.push(rec);
+    else out.set(k, [rec]);
+  }
+  return out;
+}
+
+function pickRows(
+  rows1: readonly ReachabilityRecord[],
+  v1: number,
+  rows2: readonly ReachabilityRecord[],
+  v2: number,
+): readonly ReachabilityRecord[] {
+  if (rows1.length > 0 && rows2.length > 0) return v1 > v2 ? rows1 : rows2;
+  if (rows1.length > 0) return v1 > v2 ? rows1 : [];
+  if (rows2.length > 0) return v2 > v1 ? rows2 : [];
+  return [];
+}
+
+/**
+ * Merge of `left` and `right` restricted to the nodes in `allowed` (the merged members):
+ * per allowed observer, the rows of the side with the higher observer version (right
+ * on a tie; rows of one side only if that side's version is strictly higher), keeping
+ * rows whose subject is allowed; observer version = max of both sides.
+ */
+export function mergeReachability(
+  left: Reachability,
+  allowed: Iterable<UniqueAddress>,
+  right: Reachability,
+): Reachability {
+  const observers = sortedUnique(allowed, compareUniqueAddresses);
+  const allowedKeys = new Set(observers.map(uniqueAddressToString));
+  const records: ReachabilityRecord[] = [];
+  const versions: ObserverVersion[] = [];
+  const leftRows = rowsByObserver(left);
+  const rightRows = rowsByObserver(right);
+  for (const observer of observers) {
+    const k = uniqueAddressToString(observer);
+    const v1 = observerVersion(left, observer);
+    const v2 = observerVersion(right, observer);
+    const rows = pickRows(leftRows.get(k) ?? [], v1, rightRows.get(k) ?? [], v2);
+    for (const rec of rows) {
+      if (allowedKeys.has(uniqueAddressToString(rec.subject))) records.push(rec);
+    }
+    const version = Math.max(v1, v2);
+    if (version > 0) versions.push(Object.freeze({ observer, version }));
+  }
+  return freezeTable(records, versions);
+}

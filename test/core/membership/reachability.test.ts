@@ -1,0 +1,149 @@
+/**
+ * Reachability table: observer-owned rows with per-observer versions, sticky terminated,
+ * pruning of an observer's rows once it sees everyone again, aggregate queries, and the
+ * version-based merge.
+ */
+import { describe, expect, it } from "vitest";
+import { AssertionError } from "../../../src/base/assert.js";
+import {
+  allObservers,
+  allUnreachable,
+  allUnreachableFrom,
+  allUnreachableOrTerminated,
+  emptyReachability,
+  isAllReachable,
+  isReachable,
+  isReachableBy,
+  markReachable,
+  markTerminated,
+  markUnreachable,
+  mergeReachability,
+  observersGroupedByUnreachable,
+  observerVersion,
+  pairStatus,
+  reachabilityOf,
+  recordsFrom,
+  removeNodes,
+  removeObservers,
+  subjectStatus,
+} from "../../../src/core/membership/reachability.js";
+import {
+  nodeOf,
+  type UniqueAddress,
+  uniqueAddressToString,
+} from "../../../src/core/membership/unique-address.js";
+
+const n = (host: string) => nodeOf("shardkit", "sys", host, 2552, 1);
+const a = n("a");
+const b = n("b");
+const c = n("c");
+const d = n("d");
+const names = (xs: readonly UniqueAddress[]) => xs.map((x) => x.address.host);
+
+describe("reachability", () => {
+  it("starts empty: everybody reachable, reachable observations are not recorded", () => {
+    expect(isAllReachable(emptyReachability)).toBe(true);
+    expect(isReachable(emptyReachability, a)).toBe(true);
+    expect(markReachable(emptyReachability, a, b)).toBe(emptyReachability);
+  });
+
+  it("records an unreachable observation and bumps the observer version each change", () => {
+    const r1 = markUnreachable(emptyReachability, a, b);
+    expect(observerVersion(r1, a)).toBe(1);
+    expect(pairStatus(r1, a, b)).toBe("unreachable");
+    expect(isReachableBy(r1, a, b)).toBe(false);
+    expect(isReachableBy(r1, c, b)).toBe(true);
+    expect(isReachable(r1, b)).toBe(false);
+    expect(markUnreachable(r1, a, b)).toBe(r1); // same status: no change, no bump
+    const r2 = markUnreachable(r1, a, c);
+    expect(observerVersion(r2, a)).toBe(2);
+    expect(recordsFrom(r2, a).map((x) => [x.subject.address.host, x.version])).toEqual([
+      ["b", 1],
+      ["c", 2],
+    ]);
+  });
+
+  it("drops all rows of an observer once it sees every subject as reachable again", () => {
+    const r = markUnreachable(markUnreachable(emptyReachability, a, b), a, c);
+    const r1 = markReachable(r, a, b);
+    expect(pairStatus(r1, a, b)).toBe("reachable"); // kept as a row: c still unreachable
+    expect(recordsFrom(r1, a)).toHaveLength(2);
+    const r2 = markReachable(r1, a, c);
+    expect(recordsFrom(r2, a)).toEqual([]);
+    expect(observerVersion(r2, a)).toBe(4);
+    expect(isAllReachable(r2)).toBe(true);
+  });
+
+  it("keeps terminated sticky and reports it in the aggregate", () => {
+    const r = markTerminated(markUnreachable(emptyReachability, a, b), c, b);
+    expect(markReachable(r, c, b)).toBe(r);
+    expect(markUnreachable(r, c, b)).toBe(r);
+    expect(subjectStatus(r, b)).toBe("terminated");
+    expect(allUnreachable(r)).toEqual([]);
+    expect(names(allUnreachableOrTerminated(r))).toEqual(["b"]);
+  });
+
+  it("answers aggregate queries in node order", () => {
+    const r = markUnreachable(
+      markUnreachable(markUnreachable(emptyReachability, c, b), a, d),
+      a,
+      b,
+    );
+    expect(names(allUnreachable(r))).toEqual(["b", "d"]);
+    expect(names(allUnreachableFrom(r, a))).toEqual(["b", "d"]);
+    expect(names(allObservers(r))).toEqual(["a", "c"]);
+    expect(
+      observersGroupedByUnreachable(r).map((g) => [g.subject.address.host, names(g.observers)]),
+    ).toEqual([
+      ["b", ["a", "c"]],
+      ["d", ["a"]],
+    ]);
+  });
+
+  it("removes nodes as observer and subject, or as observer only", () => {
+    const r = markUnreachable(markUnreachable(emptyReachability, a, b), b, c);
+    const withoutB = removeNodes(r, [b]);
+    expect(withoutB.records).toEqual([]);
+    expect(withoutB.versions.map((v) => v.observer.address.host)).toEqual(["a"]);
+    const withoutObserverB = removeObservers(r, [b]);
+    expect(withoutObserverB.records.map((x) => x.observer.address.host)).toEqual(["a"]);
+    expect(removeObservers(r, [])).toBe(r);
+  });
+
+  it("merges per observer by the higher observer version, restricted to allowed nodes", () => {
+    const base = markUnreachable(emptyReachability, a, b);
+    const newer = markReachable(markUnreachable(base, a, c), a, b); // a: v3, rows b reachable, c unreachable
+    const other = markUnreachable(emptyReachability, d, b);
+    const merged = mergeReachability(
+      base,
+      [a, b, c, d],
+      mergeReachability(newer, [a, b, c, d], other),
+    );
+    expect(observerVersion(merged, a)).toBe(3);
+    expect(recordsFrom(merged, a).map((x) => [x.subject.address.host, x.status])).toEqual([
+      ["b", "reachable"],
+      ["c", "unreachable"],
+    ]);
+    expect(names(allUnreachableFrom(merged, d))).toEqual(["b"]);
+    const restricted = mergeReachability(newer, [a, b], other);
+    expect(restricted.records.map((x) => uniqueAddressToString(x.subject))).toEqual([
+      uniqueAddressToString(b),
+    ]);
+    expect(restricted.versions.map((v) => v.observer.address.host)).toEqual(["a"]);
+  });
+
+  it("merge is symmetric when each observer's rows come from one side", () => {
+    const left = markUnreachable(emptyReachability, a, b);
+    const right = markUnreachable(markUnreachable(emptyReachability, c, d), c, a);
+    const all = [a, b, c, d];
+    expect(mergeReachability(left, all, right)).toEqual(mergeReachability(right, all, left));
+  });
+
+  it("validates decoded tables", () => {
+    const rec = { observer: a, subject: b, status: "unreachable" as const, version: 2 };
+    expect(() => reachabilityOf([rec], [{ observer: a, version: 1 }])).toThrow(AssertionError);
+    expect(() => reachabilityOf([rec, rec], [{ observer: a, version: 2 }])).toThrow(AssertionError);
+    const ok = reachabilityOf([rec], [{ observer: a, version: 2 }]);
+    expect(isReachable(ok, b)).toBe(false);
+  });
+});

@@ -5,7 +5,7 @@
  * - actor.idle.bytes: heap per idle (started, empty) actor, user state excluded;
  * - actor.spawnstop.1m.ms: spawn and then stop 1 000 000 actors.
  */
-import { type ActorRef, ActorSystem, Behaviors, ask } from "../src/actor/index.js";
+import { type ActorRef, ActorSystem, ask, Behaviors } from "../src/actor/index.js";
 import { createNodeRuntime } from "../src/runtime/node/index.js";
 import { type BenchGroup, gc, hasGc, median, repeat } from "./harness.js";
 
@@ -52,7 +52,9 @@ async function askThroughput(): Promise<number> {
     const target = echoes[w % echoes.length] as ActorRef<Ping>;
     while (started < total) {
       started++;
-      await ask(target, (replyTo: ActorRef<number>) => ({ n: started, replyTo }), { timeoutMs: 10_000 });
+      await ask(target, (replyTo: ActorRef<number>) => ({ n: started, replyTo }), {
+        timeoutMs: 10_000,
+      });
     }
   };
   await Promise.all(Array.from({ length: outstanding }, (_, w) => worker(w)));
@@ -97,9 +99,19 @@ export const actorGroup: BenchGroup = {
   description: "actor core on the real runtime, one process",
   async run(report) {
     const tell = await repeat(5, 1, tellThroughput);
-    report({ metric: "actor.tell.throughput", value: median(tell), unit: "msg/s", note: "10 000 actors, 5 M msgs" });
+    report({
+      metric: "actor.tell.throughput",
+      value: median(tell),
+      unit: "msg/s",
+      note: "10 000 actors, 5 M msgs",
+    });
     const askRuns = await repeat(5, 1, askThroughput);
-    report({ metric: "actor.ask.throughput", value: median(askRuns), unit: "ops/s", note: "1 000 outstanding" });
+    report({
+      metric: "actor.ask.throughput",
+      value: median(askRuns),
+      unit: "ops/s",
+      note: "1 000 outstanding",
+    });
     const idle = await repeat(3, 1, idleBytes);
     report({
       metric: "actor.idle.bytes",
@@ -108,6 +120,11 @@ export const actorGroup: BenchGroup = {
       note: hasGc() ? "200 000 actors, heapUsed delta" : "run with --expose-gc for exact figures",
     });
     const spawn = await repeat(3, 0, spawnStop1m);
-    report({ metric: "actor.spawnstop.1m.ms", value: median(spawn), unit: "ms", note: "spawn 1 M, stop 1 M" });
+    report({
+      metric: "actor.spawnstop.1m.ms",
+      value: median(spawn),
+      unit: "ms",
+      note: "spawn 1 M, stop 1 M",
+    });
   },
 };

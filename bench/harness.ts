@@ -32,7 +32,11 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 /** Runs `fn` `runs` times after `warmup` runs and returns every measured result. */
-export async function repeat(runs: number, warmup: number, fn: () => Promise<number>): Promise<number[]> {
+export async function repeat(
+  runs: number,
+  warmup: number,
+  fn: () => Promise<number>,
+): Promise<number[]> {
   for (let i = 0; i < warmup; i++) await fn();
   const out: number[] = [];
   for (let i = 0; i < runs; i++) out.push(await fn());
@@ -56,8 +60,12 @@ export function formatTable(rows: readonly Metric[]): string {
     Math.abs(v) >= 1000 ? Math.round(v).toLocaleString("en-US") : String(Math.round(v * 100) / 100);
   const cells = rows.map((r) => [r.metric, fmt(r.value), r.unit, r.note ?? ""]);
   const head = ["metric", "value", "unit", "note"];
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
+  const widths = head.map((h, i) =>
+    Math.max(h.length, ...cells.map((c) => (c[i] as string).length)),
+  );
   const line = (c: string[]) =>
-    c.map((x, i) => (i === 1 ? x.padStart(widths[i] as number) : x.padEnd(widths[i] as number))).join("  ");
+    c
+      .map((x, i) => (i === 1 ? x.padStart(widths[i] as number) : x.padEnd(widths[i] as number)))
+      .join("  ");
   return [line(head), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
 }

@@ -13,13 +13,17 @@ async function main(): Promise<void> {
   const json = args.includes("--json");
   const names = args.filter((a) => !a.startsWith("--"));
   if (names.length === 0) {
-    process.stdout.write(`usage: npm run bench -- <group>... [--json]\ngroups: ${Object.keys(groups).join(", ")}\n`);
+    process.stdout.write(
+      `usage: npm run bench -- <group>... [--json]\ngroups: ${Object.keys(groups).join(", ")}\n`,
+    );
     return;
   }
   for (const name of names) {
     const load = groups[name];
     if (!load) {
-      process.stderr.write(`unknown bench group "${name}"; groups: ${Object.keys(groups).join(", ")}\n`);
+      process.stderr.write(
+        `unknown bench group "${name}"; groups: ${Object.keys(groups).join(", ")}\n`,
+      );
       process.exitCode = 2;
       return;
     }
@@ -28,7 +32,10 @@ async function main(): Promise<void> {
     if (!json) process.stdout.write(`# ${group.name}: ${group.description}\n`);
     await group.run((m) => {
       rows.push(m);
-      if (json) process.stdout.write(`${JSON.stringify({ metric: m.metric, value: m.value, unit: m.unit })}\n`);
+      if (json)
+        process.stdout.write(
+          `${JSON.stringify({ metric: m.metric, value: m.value, unit: m.unit })}\n`,
+        );
     });
     if (!json) process.stdout.write(`${formatTable(rows)}\n\n`);
   }
@@ -37,7 +44,9 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

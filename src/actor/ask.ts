@@ -39,11 +39,14 @@ export class AskRejectedError extends ShardkitError {
 
 /**
  * Sends `makeMessage(replyTo)` to `target` and resolves with the first message sent to
- * `replyTo`.
+ * `replyTo`. Annotate the reply type on the parameter:
+ * `ask(account, (replyTo: ActorRef<number>) => ({ type: "balance", replyTo }))`.
+ * (`X` is inferred `const` from the message literal so discriminants like
+ * `type: "balance"` stay literal; it must be a member of the target's message type.)
  */
-export function ask<M, R>(
+export function ask<M, R, const X extends M = M>(
   target: ActorRef<M>,
-  makeMessage: (replyTo: ActorRef<R>) => M,
+  makeMessage: (replyTo: ActorRef<R>) => X,
   options: AskOptions = {},
 ): Promise<R> {
   if (!isInternalRef(target))
@@ -64,7 +67,7 @@ export function ask<M, R>(
       reject(new AskRejectedError(core.settings.askPendingMax));
       return;
     }
-    let message: M;
+    let message: X;
     try {
       message = makeMessage(ref);
     } catch (error) {

@@ -1,0 +1,12 @@
+/**
+ * shardkit: cluster sharding for Node.js. This entry point exports the public API that
+ * exists so far: the actor core, settings, typed errors and the real runtime.
+ * Subpaths: `shardkit/testing` (simulator and test helpers), `shardkit/node` (the real
+ * runtime's ports), `shardkit/sim` (the deterministic simulator). Planned as their
+ * plugins land: `shardkit/sqlite`, `shardkit/postgres`.
+ */
+export * from "./actor/index.js";
+export type { Disposable } from "./base/disposable.js";
+export { TransportError } from "./base/errors.js";
+export type { Clock, Logger, LogLevel, Random, Runtime, Scheduler } from "./ports/index.js";
+export { createNodeRuntime, type NodeRuntimeOptions } from "./runtime/node/index.js";

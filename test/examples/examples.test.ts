@@ -1,0 +1,58 @@
+/**
+ * The examples must run: `npm start`'s demo and the README's actor example, each as a
+ * real child process (killed in teardown if it hangs).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const TSX = resolve(ROOT, "node_modules/.bin/tsx");
+const children: ChildProcess[] = [];
+
+function run(args: string[], timeoutMs: number): Promise<{ code: number | null; out: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(TSX, args, {
+      cwd: ROOT,
+      env: { ...process.env, SHARDKIT_LOG_LEVEL: "warn" },
+    });
+    children.push(child);
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`timed out after ${timeoutMs} ms; output:\n${out}`));
+    }, timeoutMs);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      done({ code, out });
+    });
+  });
+}
+
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+});
+
+describe("examples", () => {
+  it("npm start's actor demo conserves money and exits 0", async () => {
+    const { code, out } = await run(
+      ["examples/actor-demo.ts", "--seconds", "2", "--accounts", "200"],
+      30_000,
+    );
+    expect(out).toMatch(/t=1\.\ds transfers\/s=\d+/);
+    expect(out).toContain("money conserved (200000/200000)");
+    expect(code).toBe(0);
+  }, 40_000);
+
+  it("the README actor example runs", async () => {
+    const { code, out } = await run(["examples/readme-actor.ts"], 20_000);
+    expect(out.split("\n")[0]).toBe("2");
+    expect(code).toBe(0);
+  }, 30_000);
+});

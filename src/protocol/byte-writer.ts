@@ -1,0 +1,80 @@
+/**
+ * Growable big-endian writer for payloads built on the cold path (handshakes, proof
+ * inputs). Hot-path encoders (user envelopes) size their output exactly instead.
+ * Callers validate field ranges before writing; the writer asserts them.
+ */
+import { assert } from "../base/assert.js";
+import { utf8Encode } from "./utf8.js";
+
+const INITIAL_CAPACITY_BYTES = 128;
+const U16_MAX = 0xffff;
+const U64_LIMIT = 1n << 64n;
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+
+/** Appends fields to a buffer that doubles when full. */
+export class ByteWriter {
+  private buf = new Uint8Array(INITIAL_CAPACITY_BYTES);
+  private view = new DataView(this.buf.buffer);
+  private len = 0;
+
+  u8(v: number): this {
+    assert(Number.isInteger(v) && v >= 0 && v <= 0xff, `u8 out of range: ${v}`);
+    this.room(1);
+    this.view.setUint8(this.len, v);
+    this.len += 1;
+    return this;
+  }
+
+  u16(v: number): this {
+    assert(Number.isInteger(v) && v >= 0 && v <= U16_MAX, `u16 out of range: ${v}`);
+    this.room(2);
+    this.view.setUint16(this.len, v);
+    this.len += 2;
+    return this;
+  }
+
+  i64(v: bigint): this {
+    assert(v >= I64_MIN && v <= I64_MAX, `i64 out of range: ${v}`);
+    this.room(8);
+    this.view.setBigInt64(this.len, v);
+    this.len += 8;
+    return this;
+  }
+
+  u64(v: bigint): this {
+    assert(v >= 0n && v < U64_LIMIT, `u64 out of range: ${v}`);
+    this.room(8);
+    this.view.setBigUint64(this.len, v);
+    this.len += 8;
+    return this;
+  }
+
+  bytes(b: Uint8Array): this {
+    this.room(b.length);
+    this.buf.set(b, this.len);
+    this.len += b.length;
+    return this;
+  }
+
+  /** A UTF-8 string prefixed by its u16 byte length. */
+  str16(text: string): this {
+    const b = utf8Encode(text);
+    return this.u16(b.length).bytes(b);
+  }
+
+  /** The bytes written so far (a view; the writer must not be used afterwards). */
+  finish(): Uint8Array {
+    return this.buf.subarray(0, this.len);
+  }
+
+  private room(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    let cap = this.buf.length * 2;
+    while (cap < this.len + n) cap *= 2;
+    const next = new Uint8Array(cap);
+    next.set(this.buf.subarray(0, this.len));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+}

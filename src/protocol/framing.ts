@@ -1,0 +1,217 @@
+/**
+ * Length-prefixed framing of the remoting stream.
+ *
+ * Wire format of one frame: a 4-byte big-endian unsigned length N, then N bytes of
+ * body; the body is 1 byte of frame type followed by N-1 bytes of type-specific
+ * payload. Invariants: 1 <= N <= frameSizeMaxBytes (the bound covers the body, not the
+ * 4-byte prefix), and the type byte is one of {@link FrameType}.
+ *
+ * Why a writer that appends: many frames coalesced into one socket write amortise the
+ * syscall and the per-write overhead; the writer fills one buffer and hands out
+ * non-overlapping views of it, so a batch costs one copy per payload and no allocation
+ * until the buffer is full.
+ */
+import { assert } from "../base/assert.js";
+import { ConfigError } from "../base/errors.js";
+import { FrameTooLargeError } from "./errors.js";
+
+/** Frame type tags (the first body byte). 0 is never valid. */
+export const FrameType = {
+  /** Association request: the connecting node introduces itself (handshake.ts). */
+  HANDSHAKE_REQ: 1,
+  /** The accepting node agrees and introduces itself (handshake.ts). */
+  HANDSHAKE_ACK: 2,
+  /** The accepting node refuses, with a reason code (handshake.ts). */
+  HANDSHAKE_REJECT: 3,
+  /** An ordinary actor message (user-envelope.ts). Best effort, ordered per association. */
+  USER: 4,
+  /** A reliable system message with a sequence number (system-message.ts). */
+  SYSTEM: 5,
+  /** Cumulative acknowledgement of SYSTEM frames (system-message.ts). */
+  SYSTEM_ACK: 6,
+  /** Unreliable control lane: heartbeats, gossip. Payload defined by those protocols. */
+  CONTROL: 7,
+} as const;
+
+/** One of the {@link FrameType} values. */
+export type FrameType = (typeof FrameType)[keyof typeof FrameType];
+
+const FRAME_TYPE_NAMES: Readonly<Record<FrameType, string>> = {
+  [FrameType.HANDSHAKE_REQ]: "HANDSHAKE_REQ",
+  [FrameType.HANDSHAKE_ACK]: "HANDSHAKE_ACK",
+  [FrameType.HANDSHAKE_REJECT]: "HANDSHAKE_REJECT",
+  [FrameType.USER]: "USER",
+  [FrameType.SYSTEM]: "SYSTEM",
+  [FrameType.SYSTEM_ACK]: "SYSTEM_ACK",
+  [FrameType.CONTROL]: "CONTROL",
+};
+
+/** 1 at the index of each known type byte: a per-frame check without hashing. */
+const KNOWN_TYPES = new Uint8Array(256);
+for (const type of Object.values(FrameType)) KNOWN_TYPES[type] = 1;
+
+/** True when `value` is a known frame type tag. */
+export function isFrameType(value: number): value is FrameType {
+  return KNOWN_TYPES[value] === 1;
+}
+
+/** Printable name of a frame type, for logs. */
+export function frameTypeName(type: FrameType): string {
+  return FRAME_TYPE_NAMES[type];
+}
+
+/** Bytes of the length prefix. */
+export const FRAME_LENGTH_PREFIX_BYTES = 4;
+/** Bytes of the frame type tag. */
+export const FRAME_TYPE_BYTES = 1;
+/**
+ * Upper bound of the frameSizeMaxBytes setting: 64 MiB. The prefix could say 4 GiB, but
+ * a decoder allocates a spanning frame's body up front, and messages that large belong
+ * in a stream of chunks, not in one frame.
+ */
+export const FRAME_SIZE_MAX_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** Settings of the framing layer. */
+export interface FramingSettings {
+  /**
+   * Largest frame body (type byte + payload) accepted or produced, in bytes. Larger
+   * outgoing payloads fail with FrameTooLargeError; a larger incoming length prefix
+   * poisons the stream (the association must be dropped). Default 256 KiB.
+   */
+  readonly frameSizeMaxBytes: number;
+}
+
+/** Defaults of {@link FramingSettings}. */
+export const DEFAULT_FRAMING_SETTINGS: FramingSettings = { frameSizeMaxBytes: 262_144 };
+
+/** Fills in defaults and validates; throws ConfigError on a bad value. */
+export function framingSettings(partial: Partial<FramingSettings> = {}): FramingSettings {
+  const frameSizeMaxBytes = partial.frameSizeMaxBytes ?? DEFAULT_FRAMING_SETTINGS.frameSizeMaxBytes;
+  if (
+    !Number.isInteger(frameSizeMaxBytes) ||
+    frameSizeMaxBytes < 1 ||
+    frameSizeMaxBytes > FRAME_SIZE_MAX_LIMIT_BYTES
+  )
+    throw new ConfigError(
+      "frameSizeMaxBytes",
+      frameSizeMaxBytes,
+      `an integer between 1 and ${FRAME_SIZE_MAX_LIMIT_BYTES}`,
+    );
+  return { frameSizeMaxBytes };
+}
+
+/** Throws FrameTooLargeError if a payload of `payloadBytes` does not fit in a frame. */
+export function checkFrameSize(payloadBytes: number, frameSizeMaxBytes: number): void {
+  const body = FRAME_TYPE_BYTES + payloadBytes;
+  if (body > frameSizeMaxBytes) throw new FrameTooLargeError(body, frameSizeMaxBytes);
+}
+
+/** Writes prefix + type + payload at `offset` of `target` (which must have room). */
+function writeFrameAt(target: Uint8Array, offset: number, type: FrameType, payload: Uint8Array) {
+  const body = FRAME_TYPE_BYTES + payload.length;
+  target[offset] = body >>> 24;
+  target[offset + 1] = (body >>> 16) & 0xff;
+  target[offset + 2] = (body >>> 8) & 0xff;
+  target[offset + 3] = body & 0xff;
+  target[offset + 4] = type;
+  target.set(payload, offset + FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES);
+}
+
+/**
+ * Encodes one frame into a new buffer.
+ * @throws FrameTooLargeError when 1 + payload.length > frameSizeMaxBytes.
+ */
+export function encodeFrame(
+  type: FrameType,
+  payload: Uint8Array,
+  frameSizeMaxBytes = DEFAULT_FRAMING_SETTINGS.frameSizeMaxBytes,
+): Uint8Array {
+  assert(isFrameType(type), `unknown frame type ${type}`);
+  checkFrameSize(payload.length, frameSizeMaxBytes);
+  const out = new Uint8Array(FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES + payload.length);
+  writeFrameAt(out, 0, type, payload);
+  return out;
+}
+
+/** Options of {@link FrameWriter}. */
+export interface FrameWriterOptions extends Partial<FramingSettings> {
+  /** Size of the first buffer and of each fresh buffer, in bytes. Default 64 KiB. */
+  readonly bufferSizeInitialBytes?: number;
+}
+
+const DEFAULT_BUFFER_SIZE_INITIAL_BYTES = 65_536;
+
+/**
+ * Coalesces many frames into one contiguous byte range for a single socket write.
+ *
+ * `append` copies the frame into the current buffer; `take` returns the frames
+ * appended since the last `take` as one view and starts the next batch right after it
+ * in the same buffer. A region handed out by `take` is never written again (when the
+ * buffer is full, a new one is allocated and the old one is left to its holders), so
+ * the view may be given to an asynchronous socket write as is.
+ *
+ * The writer itself is unbounded: the owner bounds a batch by calling `take` when
+ * `pendingBytes` crosses its own limit.
+ */
+export class FrameWriter {
+  private readonly frameSizeMaxBytes: number;
+  private readonly bufferSizeInitialBytes: number;
+  private buf: Uint8Array;
+  private start = 0;
+  private end = 0;
+  private frames = 0;
+
+  constructor(options: FrameWriterOptions = {}) {
+    this.frameSizeMaxBytes = framingSettings(options).frameSizeMaxBytes;
+    const initial = options.bufferSizeInitialBytes ?? DEFAULT_BUFFER_SIZE_INITIAL_BYTES;
+    if (!Number.isInteger(initial) || initial < 1)
+      throw new ConfigError("bufferSizeInitialBytes", initial, "a positive integer");
+    this.bufferSizeInitialBytes = initial;
+    this.buf = new Uint8Array(initial);
+  }
+
+  /** Bytes appended since the last `take`. */
+  get pendingBytes(): number {
+    return this.end - this.start;
+  }
+
+  /** Frames appended since the last `take`. */
+  get pendingFrames(): number {
+    return this.frames;
+  }
+
+  /**
+   * Appends one frame to the current batch.
+   * @throws FrameTooLargeError when 1 + payload.length > frameSizeMaxBytes; nothing is
+   *   appended then.
+   */
+  append(type: FrameType, payload: Uint8Array): void {
+    assert(isFrameType(type), `unknown frame type ${type}`);
+    checkFrameSize(payload.length, this.frameSizeMaxBytes);
+    const size = FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES + payload.length;
+    this.ensureRoom(size);
+    writeFrameAt(this.buf, this.end, type, payload);
+    this.end += size;
+    this.frames += 1;
+  }
+
+  /** The batch appended since the last `take` (empty when none); starts a new batch. */
+  take(): Uint8Array {
+    const batch = this.buf.subarray(this.start, this.end);
+    this.start = this.end;
+    this.frames = 0;
+    return batch;
+  }
+
+  private ensureRoom(size: number): void {
+    if (this.end + size <= this.buf.length) return;
+    const pending = this.end - this.start;
+    let cap = this.bufferSizeInitialBytes;
+    while (cap < pending + size) cap *= 2;
+    const next = new Uint8Array(cap);
+    next.set(this.buf.subarray(this.start, this.end));
+    this.buf = next;
+    this.start = 0;
+    this.end = pending;
+  }
+}

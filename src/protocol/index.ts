@@ -1,0 +1,34 @@
+/**
+ * The remoting wire protocol: framing, handshake, message envelopes and serialization.
+ * Pure data transformations over Uint8Array; imports only base, never node:*.
+ */
+export * from "./decode-result.js";
+export * from "./errors.js";
+export * from "./frame-decoder.js";
+export * from "./framing.js";
+export {
+  decodeHandshakeHello,
+  decodeHandshakeReject,
+  describePeer,
+  encodeHandshakeHello,
+  encodeHandshakeReject,
+  HANDSHAKE_MAGIC,
+  HANDSHAKE_NONCE_BYTES,
+  HANDSHAKE_PROOF_BYTES_MAX,
+  type HandshakeHello,
+  type HandshakeReject,
+  HOST_BYTES_MAX,
+  type NodeAddress,
+  PROTOCOL_VERSION,
+  PROTOCOL_VERSION_MIN,
+  RejectReason,
+  SYSTEM_NAME_BYTES_MAX,
+} from "./handshake.js";
+export * from "./handshake-check.js";
+export * from "./handshake-proof.js";
+export { MESSAGE_DEPTH_MAX } from "./msgpack-prepare.js";
+export { createMsgpackSerializer, SHARDKIT_EXTENSION_TYPE } from "./msgpack-serializer.js";
+export * from "./serialization.js";
+export * from "./serializer-registry.js";
+export * from "./system-message.js";
+export * from "./user-envelope.js";

@@ -1,0 +1,116 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/base/errors.js";
+import {
+  DEFAULT_FRAMING_SETTINGS,
+  encodeFrame,
+  FrameTooLargeError,
+  FrameType,
+  FrameWriter,
+  frameTypeName,
+  framingSettings,
+  isFrameType,
+} from "../../src/protocol/index.js";
+import { catchError, concat } from "./helpers.js";
+
+const bytes = (...b: number[]) => Uint8Array.from(b);
+
+describe("frame types", () => {
+  it("are 1..7 and named", () => {
+    expect(Object.values(FrameType).sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(frameTypeName(FrameType.SYSTEM_ACK)).toBe("SYSTEM_ACK");
+    expect(isFrameType(0)).toBe(false);
+    expect(isFrameType(8)).toBe(false);
+    expect(isFrameType(FrameType.CONTROL)).toBe(true);
+  });
+});
+
+describe("encodeFrame", () => {
+  it("writes a big-endian body length, the type byte, then the payload", () => {
+    expect(encodeFrame(FrameType.USER, bytes(0xaa, 0xbb))).toEqual(
+      bytes(0, 0, 0, 3, FrameType.USER, 0xaa, 0xbb),
+    );
+    expect(encodeFrame(FrameType.CONTROL, new Uint8Array(0))).toEqual(
+      bytes(0, 0, 0, 1, FrameType.CONTROL),
+    );
+  });
+
+  it("encodes a 300-byte payload with a multi-byte length", () => {
+    const f = encodeFrame(FrameType.SYSTEM, new Uint8Array(300).fill(7));
+    expect([...f.subarray(0, 5)]).toEqual([0, 0, 0x01, 0x2d, FrameType.SYSTEM]);
+    expect(f.length).toBe(305);
+  });
+
+  it("accepts a body of exactly frameSizeMaxBytes and rejects one byte more", () => {
+    const max = DEFAULT_FRAMING_SETTINGS.frameSizeMaxBytes;
+    expect(encodeFrame(FrameType.USER, new Uint8Array(max - 1)).length).toBe(max + 4);
+    const err = catchError(() => encodeFrame(FrameType.USER, new Uint8Array(max)));
+    expect(err).toBeInstanceOf(FrameTooLargeError);
+    expect(err).toMatchObject({
+      code: "FRAME_TOO_LARGE",
+      sizeBytes: max + 1,
+      frameSizeMaxBytes: max,
+    });
+  });
+
+  it("honours a custom frameSizeMaxBytes", () => {
+    expect(() => encodeFrame(FrameType.USER, new Uint8Array(10), 10)).toThrow(FrameTooLargeError);
+    expect(encodeFrame(FrameType.USER, new Uint8Array(9), 10).length).toBe(14);
+  });
+});
+
+describe("framingSettings", () => {
+  it("defaults frameSizeMaxBytes to 256 KiB and allows up to 64 MiB", () => {
+    expect(framingSettings().frameSizeMaxBytes).toBe(262_144);
+    expect(framingSettings({ frameSizeMaxBytes: 64 * 1024 * 1024 }).frameSizeMaxBytes).toBe(
+      64 * 1024 * 1024,
+    );
+  });
+
+  it.each([0, -1, 1.5, Number.NaN, 64 * 1024 * 1024 + 1])("rejects frameSizeMaxBytes=%s", (v) => {
+    const err = catchError(() => framingSettings({ frameSizeMaxBytes: v }));
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err).toMatchObject({ code: "CONFIG_INVALID", key: "frameSizeMaxBytes" });
+  });
+});
+
+describe("FrameWriter", () => {
+  it("coalesces appended frames into one batch identical to separate encodings", () => {
+    const w = new FrameWriter();
+    w.append(FrameType.USER, bytes(1));
+    w.append(FrameType.CONTROL, bytes(2, 3));
+    expect(w.pendingFrames).toBe(2);
+    expect(w.pendingBytes).toBe(6 + 7);
+    const batch = w.take();
+    expect(batch).toEqual(
+      concat(encodeFrame(FrameType.USER, bytes(1)), encodeFrame(FrameType.CONTROL, bytes(2, 3))),
+    );
+    expect(w.pendingBytes).toBe(0);
+    expect(w.take().length).toBe(0);
+  });
+
+  it("never overwrites a batch it handed out, across growth", () => {
+    const w = new FrameWriter({ bufferSizeInitialBytes: 16 });
+    w.append(FrameType.USER, bytes(9, 9, 9));
+    const first = w.take();
+    const firstCopy = first.slice();
+    for (let i = 0; i < 50; i++) w.append(FrameType.USER, new Uint8Array(i).fill(i));
+    const second = w.take();
+    w.append(FrameType.SYSTEM, bytes(1));
+    expect(first).toEqual(firstCopy);
+    expect(second.length).toBe(50 * 5 + (49 * 50) / 2);
+    expect(w.take()).toEqual(encodeFrame(FrameType.SYSTEM, bytes(1)));
+  });
+
+  it("throws FrameTooLargeError and appends nothing for an oversized payload", () => {
+    const w = new FrameWriter({ frameSizeMaxBytes: 8 });
+    w.append(FrameType.USER, bytes(1));
+    expect(() => w.append(FrameType.USER, new Uint8Array(8))).toThrow(FrameTooLargeError);
+    expect(w.pendingFrames).toBe(1);
+    expect(w.take()).toEqual(encodeFrame(FrameType.USER, bytes(1)));
+  });
+
+  it("validates its options", () => {
+    expect(() => new FrameWriter({ bufferSizeInitialBytes: 0 })).toThrow(ConfigError);
+    expect(() => new FrameWriter({ frameSizeMaxBytes: 0 })).toThrow(ConfigError);
+  });
+});

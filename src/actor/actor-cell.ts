@@ -26,6 +26,7 @@ import {
   InternalMessage,
   type InternalRef,
   isInternalRef,
+  refKey,
   type SystemMessage,
 } from "./internal.js";
 import type { Props } from "./props.js";
@@ -88,8 +89,9 @@ type WatchEntry = { readonly message: unknown } | undefined;
 
 /** Rarely used per-actor state, allocated on first use. */
 class CellExtras {
-  watchers: Set<InternalRef> | null = null;
-  watching: Map<InternalRef, WatchEntry> | null = null;
+  /** Keyed by refKey: a remote watcher arrives as a new ref object each time. */
+  watchers: Map<string, InternalRef> | null = null;
+  watching: Map<string, { readonly ref: InternalRef; readonly entry: WatchEntry }> | null = null;
   timers: ActorTimers<unknown> | null = null;
   stash: ActorStash<unknown> | null = null;
   receiveTimeout: ReceiveTimeout | null = null;
@@ -402,10 +404,10 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
         this.completeRestart();
         return;
       case "watch":
-        if (m.watcher !== this) this.watchersSet().add(m.watcher);
+        if (m.watcher !== this) this.watchersMap().set(refKey(m.watcher), m.watcher);
         return;
       case "unwatch":
-        this.ext?.watchers?.delete(m.watcher);
+        this.ext?.watchers?.delete(refKey(m.watcher));
         return;
       case "terminated":
         this.onWatchedTerminated(m.ref, m.failed, m.error);
@@ -431,11 +433,12 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
 
   private onWatchedTerminated(ref: InternalRef, failed: boolean, error: unknown): void {
     const watching = this.ext?.watching;
-    if (!watching?.has(ref)) return;
-    const entry = watching.get(ref);
-    watching.delete(ref);
-    if (entry !== undefined) this.enqueueUser(entry.message);
-    else this.enqueueInternal(new TerminatedFire(ref, failed, error));
+    const key = refKey(ref);
+    const w = watching?.get(key);
+    if (w === undefined) return;
+    watching?.delete(key);
+    if (w.entry !== undefined) this.enqueueUser(w.entry.message);
+    else this.enqueueInternal(new TerminatedFire(w.ref, failed, error));
   }
 
   private deliverTerminated(t: TerminatedFire): void {
@@ -600,9 +603,10 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
     const failed = (this.flags & FAILED) !== 0;
     const error = ext?.failure;
     if (ext?.watchers)
-      for (const w of ext.watchers) w.sendSystem({ k: "terminated", ref: this, failed, error });
+      for (const w of ext.watchers.values())
+        w.sendSystem({ k: "terminated", ref: this, failed, error });
     if (ext?.watching)
-      for (const w of ext.watching.keys()) w.sendSystem({ k: "unwatch", watcher: this });
+      for (const w of ext.watching.values()) w.ref.sendSystem({ k: "unwatch", watcher: this });
     if (this.parent !== null) this.parent.sendSystem({ k: "child-terminated", child: this });
     else this.core.guardianTerminated(this as ActorCell<unknown>);
     this.ext = null;
@@ -765,13 +769,13 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
     if (ref === (this as InternalRef)) return;
     const ext = this.extras();
     ext.watching ??= new Map();
-    ext.watching.set(ref, entry);
+    ext.watching.set(refKey(ref), { ref, entry });
     ref.sendSystem({ k: "watch", watcher: this });
   }
 
   unwatch(ref: ActorRef<never>): void {
     if (!isInternalRef(ref)) return;
-    if (this.ext?.watching?.delete(ref)) ref.sendSystem({ k: "unwatch", watcher: this });
+    if (this.ext?.watching?.delete(refKey(ref))) ref.sendSystem({ k: "unwatch", watcher: this });
   }
 
   setReceiveTimeout(timeoutMs: number, message: M): void {
@@ -840,9 +844,9 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
 
   // ---------------------------------------------------------------- misc
 
-  private watchersSet(): Set<InternalRef> {
+  private watchersMap(): Map<string, InternalRef> {
     const ext = this.extras();
-    ext.watchers ??= new Set();
+    ext.watchers ??= new Map();
     return ext.watchers;
   }
 

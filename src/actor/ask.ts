@@ -78,7 +78,7 @@ export function ask<M, R, const X extends M = M>(
   });
 }
 
-class AskRef<R> implements InternalRef<R> {
+export class AskRef<R> implements InternalRef<R> {
   done = false;
   abortCleanup: Disposable | null = null;
 
@@ -135,6 +135,8 @@ interface DeadlineQueue {
 
 export class AskRegistry {
   private readonly queues = new Map<number, DeadlineQueue>();
+  /** Reply targets that left this process inside a message (remote asks), by name. */
+  private readonly exportedRefs = new Map<string, AskRef<unknown>>();
   private pendingCount = 0;
   private idCounter = 0;
 
@@ -178,9 +180,19 @@ export class AskRegistry {
     return ref;
   }
 
+  /** Makes a pending reply target resolvable by name (`$ask<id>`) for remote replies. */
+  export(ref: InternalRef): void {
+    if (ref instanceof AskRef && !ref.done) this.exportedRefs.set(ref.path.name, ref);
+  }
+
+  exported(name: string): InternalRef | undefined {
+    return this.exportedRefs.get(name);
+  }
+
   /** Called once per ask when it resolves, rejects or times out. */
   completed(ref: AskRef<unknown>): void {
     this.pendingCount--;
+    if (this.exportedRefs.size > 0) this.exportedRefs.delete(`$ask${ref.id}`);
     const dq = this.queues.get(ref.timeoutMs);
     if (dq === undefined) return;
     while (dq.queue.peek()?.done) dq.queue.shift();

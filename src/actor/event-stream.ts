@@ -13,6 +13,8 @@ export interface DeadLetter {
   readonly message: unknown;
   readonly recipient: string;
   readonly reason: DeadLetterReason;
+  /** The typed error, when the message failed (e.g. it could not be serialized). */
+  readonly cause?: unknown;
 }
 export type DeadLetterReason =
   | "stopped"

@@ -33,5 +33,11 @@ export function isInternalRef(ref: unknown): ref is InternalRef {
   return typeof ref === "object" && ref !== null && "sendSystem" in ref && "core" in ref;
 }
 
+/** Identity of an actor incarnation across ref objects: path plus uid. */
+export function refKey(ref: InternalRef): string {
+  const p = ref.path;
+  return `${p.toString()}#${p.uid}`;
+}
+
 /** Base class of messages the cell injects into its own user mailbox. */
 export abstract class InternalMessage {}

@@ -22,7 +22,8 @@ export class SystemCore {
   readonly dispatcher: Dispatcher;
   readonly eventStream: EventStream;
   readonly log: Logger;
-  readonly address: string;
+  /** `shardkit://<name>` until remoting binds it to `shardkit://<name>@host:port`. */
+  address: string;
   readonly deadLetters: DeadLetterRef;
   readonly asks: AskRegistry;
   readonly userGuardian: ActorCell<never>;
@@ -86,6 +87,32 @@ export class SystemCore {
     return this.terminated;
   }
 
+  /** Binds this system to a network address (done once by remoting, before use). */
+  bindAddress(hostPort: string): void {
+    this.address = `shardkit://${this.name}@${hostPort}`;
+  }
+
+  /**
+   * Finds a live local actor (or pending ask reply target) by its path elements
+   * (e.g. ["user", "a", "b"]) and incarnation uid (0 = any). Used by remoting to
+   * deliver inbound messages and resolve refs that arrive inside messages.
+   */
+  resolveLocal(elements: readonly string[], uid: number): InternalRef | undefined {
+    const [root, ...rest] = elements;
+    if (root === "temp")
+      return rest.length === 1 ? this.asks.exported(rest[0] as string) : undefined;
+    if (root === "deadLetters") return this.deadLetters;
+    let cell: InternalRef | undefined =
+      root === "user" ? this.userGuardian : root === "system" ? this.systemGuardian : undefined;
+    for (const name of rest) {
+      if (!(cell instanceof ActorCell)) return undefined;
+      cell = cell.child(name) as InternalRef | undefined;
+    }
+    if (cell === undefined || cell.isTerminated) return undefined;
+    if (uid !== 0 && cell.path.uid !== uid) return undefined;
+    return cell;
+  }
+
   nextUid(): number {
     return ++this.uidCounter;
   }
@@ -98,19 +125,32 @@ export class SystemCore {
     if (this.terminating) throw new SystemTerminatedError(this.name, what);
   }
 
-  deadLetter(message: unknown, recipient: InternalRef | string, reason: DeadLetterReason): void {
+  deadLetter(
+    message: unknown,
+    recipient: InternalRef | string,
+    reason: DeadLetterReason,
+    cause?: unknown,
+  ): void {
     this.deadLetterCount++;
     const hasSubs = this.eventStream.hasSubscribers("DeadLetter");
     const now = this.clock.now();
     const suppressed = this.log.isEnabled("info") ? this.deadLetterLimiter.tryAcquire(now) : -1;
     if (!hasSubs && suppressed < 0) return;
     const path = typeof recipient === "string" ? recipient : recipient.path.toString();
-    if (hasSubs) this.eventStream.publish({ type: "DeadLetter", message, recipient: path, reason });
+    if (hasSubs)
+      this.eventStream.publish({
+        type: "DeadLetter",
+        message,
+        recipient: path,
+        reason,
+        ...(cause !== undefined ? { cause } : {}),
+      });
     if (suppressed >= 0)
       this.log.info("dead letter", {
         recipient: path,
         reason,
         messageType: describeType(message),
+        ...(cause !== undefined ? { cause } : {}),
         ...(suppressed > 0 ? { suppressedSinceLastLog: suppressed } : {}),
         total: this.deadLetterCount,
       });
@@ -174,9 +214,9 @@ export class SystemCore {
 
 /** The dead-letter ref: anything told to it is counted and published. */
 export class DeadLetterRef implements InternalRef<unknown> {
-  readonly path: ActorPath;
-  constructor(readonly core: SystemCore) {
-    this.path = new ActorPath(core.address, ["deadLetters"], 0);
+  constructor(readonly core: SystemCore) {}
+  get path(): ActorPath {
+    return new ActorPath(this.core.address, ["deadLetters"], 0);
   }
   get isTerminated(): boolean {
     return false;

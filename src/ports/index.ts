@@ -11,3 +11,4 @@ export type {
   Listener,
   Transport,
 } from "./transport.js";
+export type { Crypto } from "./crypto.js";

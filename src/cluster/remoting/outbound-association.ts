@@ -1,0 +1,362 @@
+/**
+ * OutboundAssociation: this node's sending side towards one peer address (host:port).
+ * One lazily opened connection per peer; on it we send HANDSHAKE_REQ, then USER, SYSTEM
+ * and CONTROL frames, and read back HANDSHAKE_ACK/REJECT and SYSTEM_ACK.
+ *
+ * - Lanes: control and system frames are written before user frames on every flush, and
+ *   user frames only while the socket is not backpressured, so heartbeats and system
+ *   messages are never stuck behind a bulk queue we still hold.
+ * - Coalescing: sends only enqueue; one flush per event-loop turn (Scheduler.defer)
+ *   writes every queued frame in one `send`.
+ * - Bounds: user queue `outboundQueueMax` (overflow -> dead letters, counted), control
+ *   queue `controlQueueMax` (overflow drops the oldest), system buffer
+ *   `systemMessageBufferMax` (overflow quarantines the peer).
+ * - Reconnect: capped exponential backoff with jitter while there is work; user messages
+ *   queued across a reconnect keep their order; unacknowledged system messages are
+ *   resent on every new connection to the same incarnation.
+ * - Incarnations: the peer's uid is learned from HANDSHAKE_ACK. A different uid means the
+ *   peer restarted: the old incarnation is reported gone and its system state dropped.
+ */
+import { Deque } from "../../base/deque.js";
+import type { Disposable } from "../../base/disposable.js";
+import { backoffMs } from "../../core/association/backoff.js";
+import { SystemMessageSender } from "../../core/association/system-channel.js";
+import type { CloseReason, Connection } from "../../ports/transport.js";
+import { describeFrameDecodeError, FrameDecoder } from "../../protocol/frame-decoder.js";
+import { FrameType, FrameWriter } from "../../protocol/framing.js";
+import {
+  decodeHandshakeHello,
+  decodeHandshakeReject,
+  describePeer,
+} from "../../protocol/handshake.js";
+import { checkHandshakeAck } from "../../protocol/handshake-check.js";
+import { decodeSystemAck, encodeSystemMessage } from "../../protocol/system-message.js";
+import type { RemotingContext } from "./remoting-context.js";
+import type { WireNode } from "./wire-path.js";
+
+type State = "idle" | "connecting" | "handshaking" | "active" | "backoff";
+
+export class OutboundAssociation {
+  private state: State = "idle";
+  private conn: Connection | null = null;
+  private decoder: FrameDecoder | null = null;
+  private readonly userQueue = new Deque<Uint8Array>();
+  private readonly controlQueue = new Deque<Uint8Array>();
+  private readonly system: SystemMessageSender;
+  private readonly writer: FrameWriter;
+  /** Peer incarnation learned at handshake; survives reconnects to the same incarnation. */
+  remoteUid: bigint | undefined;
+  private attempt = 0;
+  private flushScheduled = false;
+  private timer: Disposable | null = null;
+  private sentNonce: Uint8Array | undefined;
+  private backpressured = false;
+  private closedForGood = false;
+  private readonly flushBound = () => this.flush();
+
+  constructor(
+    private readonly ctx: RemotingContext,
+    readonly node: WireNode,
+  ) {
+    this.system = new SystemMessageSender(ctx.settings.systemMessageBufferMax);
+    this.writer = new FrameWriter({ frameSizeMaxBytes: ctx.settings.frameSizeMaxBytes });
+  }
+
+  get isActive(): boolean {
+    return this.state === "active";
+  }
+  get queuedUserMessages(): number {
+    return this.userQueue.length;
+  }
+  get unackedSystemMessages(): number {
+    return this.system.size;
+  }
+
+  // ------------------------------------------------------------------ sending
+
+  /** Queues an encoded USER payload; false when the queue is full (caller dead-letters). */
+  sendUser(payload: Uint8Array): boolean {
+    if (this.userQueue.length >= this.ctx.settings.outboundQueueMax) return false;
+    this.userQueue.push(payload);
+    this.kick();
+    return true;
+  }
+
+  /** Queues a CONTROL payload (unreliable lane; oldest dropped on overflow). */
+  sendControl(payload: Uint8Array): void {
+    if (this.controlQueue.length >= this.ctx.settings.controlQueueMax) {
+      this.controlQueue.shift();
+      this.ctx.stats.controlDropped++;
+    }
+    this.controlQueue.push(payload);
+    this.kick();
+  }
+
+  /** Queues a system message for reliable delivery; false = buffer overflow. */
+  sendSystem(payload: Uint8Array): boolean {
+    if (this.system.enqueue(payload, this.ctx.clock.now()) === undefined) return false;
+    this.kick();
+    return true;
+  }
+
+  private kick(): void {
+    if (this.closedForGood) return;
+    if (this.state === "idle") this.connect();
+    else if (this.state === "active") this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    this.ctx.scheduler.defer(this.flushBound);
+  }
+
+  /** Writes queued frames: control, then due system messages, then user messages. */
+  flush(): void {
+    this.flushScheduled = false;
+    const conn = this.conn;
+    if (this.state !== "active" || conn === null) return;
+    const w = this.writer;
+    for (let c = this.controlQueue.shift(); c !== undefined; c = this.controlQueue.shift())
+      w.append(FrameType.CONTROL, c);
+    const now = this.ctx.clock.now();
+    for (const m of this.system.due(now, this.ctx.settings.systemMessageResendIntervalMs)) {
+      w.append(FrameType.SYSTEM, encodeSystemMessage(m.seq, m.payload));
+      m.lastSentAt = now;
+    }
+    let frames = w.pendingFrames;
+    if (!this.backpressured) {
+      const budget = this.ctx.settings.flushBytesMax;
+      for (
+        let u = this.userQueue.peek();
+        u !== undefined && w.pendingBytes < budget;
+        u = this.userQueue.peek()
+      ) {
+        this.userQueue.shift();
+        w.append(FrameType.USER, u);
+      }
+    }
+    frames = w.pendingFrames - frames;
+    this.ctx.stats.userMessagesOut += frames;
+    if (w.pendingBytes === 0) return;
+    this.ctx.stats.writes++;
+    if (!conn.send(w.take())) this.backpressured = true;
+    if (!this.backpressured && this.userQueue.length > 0) this.scheduleFlush();
+  }
+
+  // ------------------------------------------------------------------ connection lifecycle
+
+  private connect(): void {
+    this.state = "connecting";
+    const { host, port } = this.node;
+    this.ctx.transport
+      .connect({ host, port }, { timeoutMs: this.ctx.settings.connectTimeoutMs })
+      .then(
+        (conn) => this.onConnected(conn),
+        (error: unknown) => this.onConnectFailed(error),
+      );
+  }
+
+  private onConnected(conn: Connection): void {
+    if (this.closedForGood) {
+      conn.destroy();
+      return;
+    }
+    this.conn = conn;
+    this.decoder = new FrameDecoder({ frameSizeMaxBytes: this.ctx.settings.frameSizeMaxBytes });
+    this.state = "handshaking";
+    conn.setHandlers({
+      onData: (chunk) => this.onData(conn, chunk),
+      onDrain: () => {
+        this.backpressured = false;
+        this.scheduleFlush();
+      },
+      onClose: (reason) => this.onClosed(conn, reason),
+    });
+    const { nonce, payload } = this.ctx.handshakeRequest();
+    this.sentNonce = nonce;
+    this.writer.append(FrameType.HANDSHAKE_REQ, payload);
+    conn.send(this.writer.take());
+    this.armTimer(this.ctx.settings.handshakeTimeoutMs, () => {
+      if (this.state !== "handshaking" || this.conn !== conn) return;
+      this.ctx.warn("handshake timed out", { peer: this.node.hostPort });
+      conn.destroy();
+    });
+  }
+
+  private onConnectFailed(error: unknown): void {
+    if (this.closedForGood) return;
+    this.ctx.debug("connect failed", { peer: this.node.hostPort, error });
+    this.enterBackoff();
+  }
+
+  private onData(conn: Connection, chunk: Uint8Array): void {
+    if (this.conn !== conn || this.decoder === null) return;
+    const { frames, error } = this.decoder.push(chunk);
+    for (const f of frames) {
+      if (this.conn !== conn) return;
+      this.onFrame(conn, f.type, f.payload);
+    }
+    if (error !== undefined) {
+      this.ctx.badInput("bad frame from peer", this.node.hostPort, describeFrameDecodeError(error));
+      conn.destroy();
+    }
+  }
+
+  private onFrame(conn: Connection, type: number, payload: Uint8Array): void {
+    switch (type) {
+      case FrameType.HANDSHAKE_ACK:
+        this.onHandshakeAck(conn, payload);
+        return;
+      case FrameType.HANDSHAKE_REJECT: {
+        const r = decodeHandshakeReject(payload);
+        const why = r.ok ? `${r.value.reason} (by ${describePeer(r.value)})` : "malformed reject";
+        this.ctx.error("peer refused the handshake", { peer: this.node.hostPort, reason: why });
+        this.ctx.stats.handshakeRejectsReceived++;
+        conn.destroy();
+        return;
+      }
+      case FrameType.SYSTEM_ACK: {
+        const a = decodeSystemAck(payload);
+        if (a.ok) this.system.ack(a.value);
+        else {
+          this.ctx.badInput("malformed system ack", this.node.hostPort, a.error.detail);
+          conn.destroy();
+        }
+        return;
+      }
+      default:
+        this.ctx.badInput(
+          "unexpected frame on outbound connection",
+          this.node.hostPort,
+          `type ${type}`,
+        );
+        conn.destroy();
+    }
+  }
+
+  private onHandshakeAck(conn: Connection, payload: Uint8Array): void {
+    const hello = decodeHandshakeHello(payload);
+    if (!hello.ok) {
+      this.ctx.badInput("malformed handshake ack", this.node.hostPort, hello.error.detail);
+      conn.destroy();
+      return;
+    }
+    const decision = checkHandshakeAck(
+      this.ctx.handshakeLocal,
+      hello.value,
+      this.sentNonce,
+      this.ctx.proofVerifier,
+    );
+    if (decision.type === "reject") {
+      this.ctx.error("refusing peer", { peer: this.node.hostPort, reason: decision.logMessage });
+      this.ctx.stats.handshakeRejectsSent++;
+      conn.destroy();
+      return;
+    }
+    const uid = hello.value.uid;
+    // A new uid means the peer restarted: system messages for the old incarnation are void.
+    if (this.remoteUid !== undefined && this.remoteUid !== uid) this.system.clear();
+    this.remoteUid = uid;
+    this.ctx.peerIncarnation(this.node, uid);
+    this.state = "active";
+    this.attempt = 0;
+    this.backpressured = false;
+    this.cancelTimer();
+    this.system.resetSent();
+    this.armResendTimer();
+    this.flush();
+  }
+
+  private onClosed(conn: Connection, reason: CloseReason): void {
+    if (this.conn !== conn) return;
+    this.conn = null;
+    this.decoder = null;
+    this.cancelTimer();
+    if (this.closedForGood) return;
+    this.ctx.debug("outbound connection closed", {
+      peer: this.node.hostPort,
+      reason: reason.type === "error" ? reason.error.message : reason.type,
+    });
+    this.enterBackoff();
+  }
+
+  private enterBackoff(): void {
+    this.state = "backoff";
+    const s = this.ctx.settings;
+    const delay = backoffMs(
+      {
+        minMs: s.reconnectBackoffMinMs,
+        maxMs: s.reconnectBackoffMaxMs,
+        randomFactor: s.reconnectBackoffRandomFactor,
+      },
+      this.attempt++,
+      this.ctx.random.next(),
+    );
+    this.armTimer(delay, () => {
+      if (this.state !== "backoff") return;
+      this.checkGiveUp();
+      if (this.closedForGood) return;
+      if (this.userQueue.length > 0 || this.system.size > 0 || this.controlQueue.length > 0)
+        this.connect();
+      else this.state = "idle";
+    });
+  }
+
+  /** While active: resend unacknowledged system messages and check the give-up limit. */
+  private armResendTimer(): void {
+    this.armTimer(this.ctx.settings.systemMessageResendIntervalMs, () => {
+      if (this.state !== "active") return;
+      this.checkGiveUp();
+      if (this.closedForGood) return;
+      if (this.system.size > 0) this.scheduleFlush();
+      this.armResendTimer();
+    });
+  }
+
+  private checkGiveUp(): void {
+    const age = this.system.oldestAgeMs(this.ctx.clock.now());
+    if (age < this.ctx.settings.giveUpSystemMessageAfterMs || this.remoteUid === undefined) return;
+    this.ctx.quarantine(
+      this.node,
+      this.remoteUid,
+      `system message unacknowledged for ${Math.round(age)} ms`,
+    );
+  }
+
+  private armTimer(delayMs: number, fn: () => void): void {
+    this.cancelTimer();
+    this.timer = this.ctx.scheduler.schedule(delayMs, () => {
+      this.timer = null;
+      fn();
+    });
+  }
+
+  private cancelTimer(): void {
+    this.timer?.dispose();
+    this.timer = null;
+  }
+
+  /** Drops everything queued (returning user payloads for dead-lettering) and resets. */
+  reset(): Uint8Array[] {
+    const dropped: Uint8Array[] = [];
+    for (let u = this.userQueue.shift(); u !== undefined; u = this.userQueue.shift())
+      dropped.push(u);
+    this.controlQueue.clear();
+    this.system.clear();
+    this.remoteUid = undefined;
+    this.cancelTimer();
+    const conn = this.conn;
+    this.conn = null;
+    this.decoder = null;
+    this.state = "idle";
+    conn?.destroy();
+    return dropped;
+  }
+
+  /** Stops for good (remoting shutting down). */
+  close(): void {
+    this.closedForGood = true;
+    this.reset();
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * RemoteActorRef: an actor on another node. `tell` serializes and queues the message on
+ * the association to that node; system messages (watch, unwatch, terminated) go over the
+ * reliable system channel. Equality across ref objects is by refKey (path + uid).
+ */
+import { ActorPath } from "../../actor/actor-path.js";
+import type { InternalRef, SystemMessage } from "../../actor/internal.js";
+import type { SystemCore } from "../../actor/system-core.js";
+import type { WireNode } from "./wire-path.js";
+
+/** What a remote ref needs from remoting. */
+export interface RemoteRefHost {
+  sendUser(ref: RemoteActorRef, message: unknown): void;
+  sendSystemFor(ref: RemoteActorRef, message: SystemMessage): void;
+}
+
+export class RemoteActorRef implements InternalRef<unknown> {
+  private cachedPath: ActorPath | undefined;
+
+  constructor(
+    readonly core: SystemCore,
+    private readonly host: RemoteRefHost,
+    readonly node: WireNode,
+    readonly elements: readonly string[],
+    readonly uid: number,
+    /** `/user/a#uid`, precomputed: it goes into every envelope. */
+    readonly wirePath: string,
+  ) {}
+
+  get path(): ActorPath {
+    this.cachedPath ??= new ActorPath(
+      `shardkit://${this.node.systemName}@${this.node.hostPort}`,
+      this.elements,
+      this.uid,
+    );
+    return this.cachedPath;
+  }
+
+  get isTerminated(): boolean {
+    return false;
+  }
+
+  tell(message: unknown): void {
+    this.host.sendUser(this, message);
+  }
+
+  sendSystem(message: SystemMessage): void {
+    this.host.sendSystemFor(this, message);
+  }
+
+  toString(): string {
+    return `RemoteActorRef(${this.path.toString()})`;
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * What associations and inbound connections need from the Remoting that owns them.
+ * An interface so both can be unit-tested with a stub and so the dependency is one-way.
+ */
+import type { Clock } from "../../ports/clock.js";
+import type { LogFields } from "../../ports/logger.js";
+import type { Random } from "../../ports/random.js";
+import type { Scheduler } from "../../ports/scheduler.js";
+import type { Transport } from "../../ports/transport.js";
+import type { HandshakeHello } from "../../protocol/handshake.js";
+import type { HandshakeLocal } from "../../protocol/handshake-check.js";
+import type { ProofVerifier } from "../../protocol/handshake-proof.js";
+import type { RemotingSettings } from "./remoting-settings.js";
+import type { RemotingStats } from "./remoting-stats.js";
+import type { WireNode } from "./wire-path.js";
+
+export interface RemotingContext {
+  readonly settings: Readonly<RemotingSettings>;
+  readonly stats: RemotingStats;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  readonly random: Random;
+  readonly transport: Transport;
+  readonly handshakeLocal: HandshakeLocal;
+  readonly proofVerifier: ProofVerifier | undefined;
+  /** A fresh HANDSHAKE_REQ payload (and its nonce, to check the ACK's echo). */
+  handshakeRequest(): { nonce: Uint8Array | undefined; payload: Uint8Array };
+  /** The HANDSHAKE_ACK payload answering `req`. */
+  handshakeAck(req: HandshakeHello): Uint8Array;
+  /** A handshake established `node` as incarnation `uid`. */
+  peerIncarnation(node: WireNode, uid: bigint): void;
+  /** Quarantines `node`#`uid`: it may never talk to this node again. */
+  quarantine(node: WireNode, uid: bigint, reason: string): void;
+  /** Logs bad input at a rate limit and counts it. */
+  badInput(what: string, peer: string, detail: string): void;
+  debug(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+}

@@ -1,0 +1,701 @@
+/**
+ * Remoting: makes actors on different Node processes talk as if local. It owns the
+ * transport listener, one OutboundAssociation per peer address, the inbound connections,
+ * the serializer registry (refs inside messages travel as address + path and resolve on
+ * arrival), remote death watch (with heartbeats to watched nodes) and the quarantine list.
+ *
+ * Node identity is host:port plus a random uid per incarnation. A quarantined incarnation
+ * can never talk to this node again (its handshakes are refused); a restarted peer is a
+ * new incarnation and associates afresh.
+ */
+import { ActorCell } from "../../actor/actor-cell.js";
+import type { ActorRef } from "../../actor/actor-ref.js";
+import type { ActorSystem } from "../../actor/actor-system.js";
+import { AskRef } from "../../actor/ask.js";
+import type { DeadLetterReason } from "../../actor/event-stream.js";
+import {
+  type InternalRef,
+  isInternalRef,
+  refKey,
+  type SystemMessage,
+} from "../../actor/internal.js";
+import type { SystemCore } from "../../actor/system-core.js";
+import { ShardkitError } from "../../base/errors.js";
+import { RateLimiter } from "../../base/rate-limiter.js";
+import { SystemMessageReceiver } from "../../core/association/system-channel.js";
+import { PhiAccrualFailureDetector } from "../../core/failure-detector/phi-accrual.js";
+import type { Crypto } from "../../ports/crypto.js";
+import type { LogFields, Logger } from "../../ports/logger.js";
+import type { Connection, Listener, Transport } from "../../ports/transport.js";
+import { checkFrameSize, FrameType } from "../../protocol/framing.js";
+import {
+  encodeHandshakeHello,
+  type HandshakeHello,
+  PROTOCOL_VERSION,
+} from "../../protocol/handshake.js";
+import type { HandshakeLocal } from "../../protocol/handshake-check.js";
+import {
+  hmacProofVerifier,
+  type ProofVerifier,
+  signHandshake,
+} from "../../protocol/handshake-proof.js";
+import type { RefCodec, WireRefData } from "../../protocol/serialization.js";
+import { SerializerRegistry } from "../../protocol/serializer-registry.js";
+import { encodeUserEnvelope, type UserEnvelope } from "../../protocol/user-envelope.js";
+import { InboundConnection, type InboundHost, type Peer } from "./inbound-connection.js";
+import { OutboundAssociation } from "./outbound-association.js";
+import { RemoteActorRef } from "./remote-actor-ref.js";
+import { decodeRemoteSystemMessage, encodeRemoteSystemMessage } from "./remote-system-message.js";
+import { type RemotingSettings, remotingSettings } from "./remoting-settings.js";
+import { newRemotingStats, type RemotingStats } from "./remoting-stats.js";
+import {
+  formatActorPath,
+  formatNode,
+  parseActorPath,
+  parseNode,
+  type WireNode,
+} from "./wire-path.js";
+
+export interface RemotingOptions {
+  readonly transport: Transport;
+  readonly settings?: Partial<RemotingSettings>;
+  /** Needed when `settings.secret` is set (HMAC) — runtime/node's `nodeCrypto`. */
+  readonly crypto?: Crypto;
+  /** Register user serializers here before messages flow. */
+  readonly configureSerializers?: (registry: SerializerRegistry) => void;
+}
+
+/** Control kinds 0..15 are remoting's own; others are registered by cluster components. */
+const CONTROL_WATCH_HEARTBEAT = 1;
+const CONTROL_WATCH_HEARTBEAT_RSP = 2;
+export const CONTROL_KIND_USER_MIN = 16;
+
+export type ControlHandler = (peer: Peer, payload: Uint8Array) => void;
+
+interface WatchRecord {
+  readonly watcher: InternalRef;
+  readonly watchee: RemoteActorRef;
+}
+
+/** A message could not be sent because it cannot be serialized or framed. */
+export class RemoteSendError extends ShardkitError {
+  constructor(recipient: string, cause: unknown) {
+    super(
+      "REMOTE_SEND_FAILED",
+      `cannot send to ${recipient}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        recipient,
+        cause,
+      },
+    );
+  }
+}
+
+export class Remoting implements InboundHost {
+  readonly settings: Readonly<RemotingSettings>;
+  readonly stats: RemotingStats = newRemotingStats();
+  readonly registry: SerializerRegistry;
+  readonly localUid: bigint;
+  readonly handshakeLocal: HandshakeLocal;
+  readonly proofVerifier: ProofVerifier | undefined;
+  private readonly core: SystemCore;
+  private readonly log: Logger;
+  private readonly associations = new Map<string, OutboundAssociation>();
+  private readonly inbound = new Set<InboundConnection>();
+  private readonly receivers = new Map<string, SystemMessageReceiver>();
+  private readonly quarantined = new Map<string, number>();
+  private readonly incarnations = new Map<string, bigint>();
+  private readonly watches = new Map<string, Map<string, WatchRecord>>();
+  private readonly watchDetectors = new Map<string, PhiAccrualFailureDetector>();
+  private readonly controlHandlers = new Map<number, ControlHandler>();
+  private readonly recipientCache = new Map<string, InternalRef>();
+  private readonly badInputLimiter: RateLimiter;
+  private listener: Listener | null = null;
+  private localNode!: WireNode;
+  private localNodeString = "";
+  private heartbeatTimer: { dispose(): void } | null = null;
+  private closed = false;
+
+  private constructor(
+    private readonly system: ActorSystem,
+    readonly transport: Transport,
+    settings: Readonly<RemotingSettings>,
+    private readonly crypto: Crypto | undefined,
+  ) {
+    this.settings = settings;
+    this.core = system.core;
+    this.log = system.log.child({ component: "remoting" });
+    this.localUid = BigInt(Math.floor(this.random.next() * 2 ** 52)) + 1n;
+    this.registry = new SerializerRegistry({ refCodec: this.refCodec() });
+    this.badInputLimiter = new RateLimiter(
+      settings.badInputLogBurstMax,
+      settings.badInputLogIntervalMs,
+    );
+    this.handshakeLocal = {
+      systemName: system.name,
+      isQuarantined: (address, uid) => this.isQuarantined(`${address.host}:${address.port}`, uid),
+    };
+    if (settings.secret !== undefined && crypto === undefined)
+      throw new ShardkitError(
+        "CONFIG_INVALID",
+        "remoting.secret is set but no crypto was given",
+        {},
+      );
+    this.proofVerifier =
+      settings.secret !== undefined && crypto !== undefined
+        ? hmacProofVerifier(crypto.hmacSha256, [new TextEncoder().encode(settings.secret)])
+        : undefined;
+  }
+
+  /** Starts remoting for `system`: listens, binds the system's address, returns when ready. */
+  static async start(system: ActorSystem, options: RemotingOptions): Promise<Remoting> {
+    const settings = remotingSettings(options.settings);
+    const r = new Remoting(system, options.transport, settings, options.crypto);
+    options.configureSerializers?.(r.registry);
+    r.listener = await options.transport.listen({ host: settings.host, port: settings.port }, (c) =>
+      r.onInbound(c),
+    );
+    const port = r.listener.address.port;
+    r.localNode = {
+      systemName: system.name,
+      host: settings.canonicalHost,
+      port,
+      hostPort: `${settings.canonicalHost}:${port}`,
+    };
+    r.localNodeString = formatNode(system.name, settings.canonicalHost, port);
+    system.core.bindAddress(r.localNode.hostPort);
+    r.armHeartbeats();
+    system.whenTerminated.then(() => r.shutdown());
+    r.log.info("remoting started", { address: r.localNodeString, uid: String(r.localUid) });
+    return r;
+  }
+
+  // ------------------------------------------------------------------ public API
+
+  /** This node as `system@host:port`. */
+  get address(): string {
+    return this.localNodeString;
+  }
+  get node(): WireNode {
+    return this.localNode;
+  }
+
+  /**
+   * A ref to an actor on another (or this) node by address (`system@host:port`) and path
+   * (`/user/name`); without `#uid` any incarnation at that path receives it.
+   */
+  actorRefFor<M>(nodeAddress: string, path: string): ActorRef<M> {
+    const node = parseNode(nodeAddress);
+    const p = parseActorPath(path.includes("#") ? path : `${path}#0`);
+    if (node === undefined || p === undefined)
+      throw new ShardkitError("INVALID_ADDRESS", `invalid actor address ${nodeAddress}${path}`, {
+        nodeAddress,
+        path,
+      });
+    if (node.hostPort === this.localNode.hostPort && node.systemName === this.localNode.systemName)
+      return (this.core.resolveLocal(p.elements, p.uid) ?? this.missingLocal(path)) as ActorRef<M>;
+    return new RemoteActorRef(
+      this.core,
+      this,
+      node,
+      p.elements,
+      p.uid,
+      formatActorPath(p.elements, p.uid),
+    );
+  }
+
+  registerControlHandler(kind: number, handler: ControlHandler): void {
+    if (!Number.isInteger(kind) || kind < CONTROL_KIND_USER_MIN || kind > 255)
+      throw new ShardkitError(
+        "CONFIG_INVALID",
+        `control kind must be in [${CONTROL_KIND_USER_MIN}, 255]`,
+        { kind },
+      );
+    this.controlHandlers.set(kind, handler);
+  }
+
+  /** Sends a CONTROL frame (unreliable, prioritised lane) of `kind` to `node`. */
+  sendControl(node: WireNode, kind: number, payload: Uint8Array): void {
+    const framed = new Uint8Array(payload.length + 1);
+    framed[0] = kind;
+    framed.set(payload, 1);
+    this.association(node).sendControl(framed);
+  }
+
+  /** Stops listening and closes every connection. */
+  async shutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.heartbeatTimer?.dispose();
+    for (const a of this.associations.values()) a.close();
+    for (const c of [...this.inbound]) c.destroy();
+    await this.listener?.close();
+    await this.transport.close();
+  }
+
+  // ------------------------------------------------------------------ RemotingContext
+
+  get clock() {
+    return this.core.clock;
+  }
+  get scheduler() {
+    return this.core.scheduler;
+  }
+  get random() {
+    return this.core.random;
+  }
+  get localSystemName(): string {
+    return this.system.name;
+  }
+
+  handshakeRequest(): { nonce: Uint8Array | undefined; payload: Uint8Array } {
+    const nonce = this.crypto?.randomBytes(16) ?? this.seededNonce();
+    const hello = this.hello(nonce);
+    return { nonce, payload: encodeHandshakeHello(this.sign(FrameType.HANDSHAKE_REQ, hello)) };
+  }
+
+  handshakeAck(req: HandshakeHello): Uint8Array {
+    return encodeHandshakeHello(this.sign(FrameType.HANDSHAKE_ACK, this.hello(req.nonce)));
+  }
+
+  peerIncarnation(node: WireNode, uid: bigint): void {
+    const known = this.incarnations.get(node.hostPort);
+    this.incarnations.set(node.hostPort, uid);
+    if (known !== undefined && known !== uid)
+      this.incarnationGone(node, known, "peer restarted with a new uid");
+  }
+
+  incarnationGone(node: WireNode, uid: bigint, reason: string): void {
+    this.log.info("peer incarnation gone", { peer: node.hostPort, uid: String(uid), reason });
+    this.receivers.delete(`${node.hostPort}#${uid}`);
+    this.addressTerminated(node.hostPort);
+  }
+
+  quarantine(node: WireNode, uid: bigint, reason: string): void {
+    const key = `${node.hostPort}#${uid}`;
+    if (this.quarantined.has(key)) return;
+    this.quarantined.set(key, this.clock.now() + this.settings.quarantineRetentionMs);
+    this.stats.quarantines++;
+    this.log.warn("quarantined peer incarnation: it can never talk to this node again", {
+      peer: node.hostPort,
+      uid: String(uid),
+      reason,
+    });
+    const assoc = this.associations.get(node.hostPort);
+    if (assoc !== undefined && assoc.remoteUid === uid)
+      for (const _ of assoc.reset())
+        this.core.deadLetter(
+          "(serialized message)",
+          `shardkit://${formatNode(node.systemName, node.host, node.port)}`,
+          "stopped",
+        );
+    for (const c of this.inbound)
+      if (c.remotePeer?.node.hostPort === node.hostPort && c.remotePeer.uid === uid) c.destroy();
+    this.receivers.delete(key);
+    this.addressTerminated(node.hostPort);
+  }
+
+  badInput(what: string, peer: string, detail: string): void {
+    if (this.badInputLimiter.tryAcquire(this.clock.now()) >= 0)
+      this.log.warn(what, { peer, detail });
+  }
+
+  debug(message: string, fields?: LogFields): void {
+    this.log.debug(message, fields);
+  }
+  warn(message: string, fields?: LogFields): void {
+    this.log.warn(message, fields);
+  }
+  error(message: string, fields?: LogFields): void {
+    this.log.error(message, fields);
+  }
+
+  // ------------------------------------------------------------------ outbound
+
+  sendUser(ref: RemoteActorRef, message: unknown): void {
+    if (this.closed) {
+      this.core.deadLetter(message, ref, "stopped");
+      return;
+    }
+    let payload: Uint8Array;
+    try {
+      const s = this.registry.serialize(message);
+      payload = encodeUserEnvelope({
+        recipient: ref.wirePath,
+        serializerId: s.serializerId,
+        message: s.bytes,
+      });
+      checkFrameSize(payload.length, this.settings.frameSizeMaxBytes);
+    } catch (error) {
+      this.sendFailed(message, ref, new RemoteSendError(ref.path.toString(), error));
+      return;
+    }
+    if (!this.association(ref.node).sendUser(payload)) {
+      this.stats.outboundOverflow++;
+      this.core.deadLetter(message, ref, "queue-overflow");
+    }
+  }
+
+  sendSystemFor(ref: RemoteActorRef, m: SystemMessage): void {
+    switch (m.k) {
+      case "watch":
+        this.addWatch(m.watcher, ref);
+        this.sendRemoteSystem(ref.node, {
+          t: "watch",
+          watchee: ref.wirePath,
+          watcher: this.wirePathOf(m.watcher),
+        });
+        return;
+      case "unwatch":
+        this.removeWatch(m.watcher, ref);
+        this.sendRemoteSystem(ref.node, {
+          t: "unwatch",
+          watchee: ref.wirePath,
+          watcher: this.wirePathOf(m.watcher),
+        });
+        return;
+      case "terminated":
+        this.sendRemoteSystem(ref.node, {
+          t: "terminated",
+          watchee: this.wirePathOf(m.ref),
+          watcher: ref.wirePath,
+          failed: m.failed,
+        });
+        return;
+      default:
+        return;
+    }
+  }
+
+  private sendRemoteSystem(
+    node: WireNode,
+    msg: Parameters<typeof encodeRemoteSystemMessage>[1],
+  ): void {
+    if (this.closed) return;
+    const payload = encodeRemoteSystemMessage(this.registry, msg);
+    if (!this.association(node).sendSystem(payload)) {
+      const uid = this.incarnations.get(node.hostPort);
+      if (uid !== undefined) this.quarantine(node, uid, "system message buffer overflow");
+    }
+  }
+
+  private sendFailed(message: unknown, ref: InternalRef, error: RemoteSendError): void {
+    this.badInput("message cannot be sent", ref.path.toString(), error.message);
+    this.core.deadLetter(message, ref, "send-failed", error);
+  }
+
+  private association(node: WireNode): OutboundAssociation {
+    let a = this.associations.get(node.hostPort);
+    if (a === undefined) {
+      a = new OutboundAssociation(this, node);
+      this.associations.set(node.hostPort, a);
+    }
+    return a;
+  }
+
+  // ------------------------------------------------------------------ inbound
+
+  private onInbound(conn: Connection): void {
+    if (this.closed) {
+      conn.destroy();
+      return;
+    }
+    this.inbound.add(new InboundConnection(this, conn));
+  }
+
+  inboundClosed(c: InboundConnection): void {
+    this.inbound.delete(c);
+  }
+
+  receiverFor(peer: Peer): SystemMessageReceiver {
+    const key = `${peer.node.hostPort}#${peer.uid}`;
+    let r = this.receivers.get(key);
+    if (r === undefined) {
+      r = new SystemMessageReceiver();
+      this.receivers.set(key, r);
+    }
+    return r;
+  }
+
+  onUserEnvelope(_peer: Peer, env: UserEnvelope): boolean {
+    let message: unknown;
+    try {
+      message = this.registry.deserialize(env.serializerId, env.message);
+    } catch (error) {
+      this.stats.badMessages++;
+      this.badInput(
+        "undecodable message",
+        env.recipient,
+        error instanceof Error ? error.message : String(error),
+      );
+      return false;
+    }
+    const target = this.resolveRecipient(env.recipient);
+    if (target === undefined) {
+      this.stats.unknownRecipients++;
+      this.core.deadLetter(message, `${this.core.address}${env.recipient}`, "stopped");
+    } else target.tell(message);
+    return true;
+  }
+
+  onSystemPayload(peer: Peer, payload: Uint8Array): boolean {
+    const m = decodeRemoteSystemMessage(this.registry, payload);
+    if (m === undefined) return false;
+    switch (m.t) {
+      case "watch":
+      case "unwatch": {
+        const watchee = this.resolveRecipient(m.watchee);
+        const watcher = this.remoteRefAt(peer.node, m.watcher);
+        if (watcher === undefined) return false;
+        if (watchee !== undefined) watchee.sendSystem({ k: m.t, watcher });
+        else if (m.t === "watch")
+          this.sendRemoteSystem(peer.node, {
+            t: "terminated",
+            watchee: m.watchee,
+            watcher: m.watcher,
+            failed: false,
+          });
+        return true;
+      }
+      case "terminated": {
+        const watchee = this.remoteRefAt(peer.node, m.watchee);
+        if (watchee === undefined) return false;
+        const watcher = this.resolveRecipient(m.watcher);
+        if (watcher === undefined) return true;
+        // Deliver with the ref object the watcher used: it may have watched "any
+        // incarnation" (uid 0) while the notification names the actual uid.
+        const watched = this.takeWatchRecord(watcher, watchee) ?? watchee;
+        watcher.sendSystem({ k: "terminated", ref: watched, failed: m.failed, error: undefined });
+        return true;
+      }
+    }
+  }
+
+  onControl(peer: Peer, payload: Uint8Array): void {
+    const kind = payload[0];
+    if (kind === CONTROL_WATCH_HEARTBEAT) {
+      this.sendControl(peer.node, CONTROL_WATCH_HEARTBEAT_RSP, new Uint8Array(0));
+      return;
+    }
+    if (kind === CONTROL_WATCH_HEARTBEAT_RSP) {
+      this.watchDetectors.get(peer.node.hostPort)?.heartbeat(this.clock.now());
+      return;
+    }
+    const handler = kind === undefined ? undefined : this.controlHandlers.get(kind);
+    if (handler === undefined) {
+      this.badInput("unknown control kind", peer.node.hostPort, String(kind));
+      return;
+    }
+    handler(peer, payload.subarray(1));
+  }
+
+  // ------------------------------------------------------------------ remote death watch
+
+  private addWatch(watcher: InternalRef, watchee: RemoteActorRef): void {
+    const hp = watchee.node.hostPort;
+    let m = this.watches.get(hp);
+    if (m === undefined) {
+      m = new Map();
+      this.watches.set(hp, m);
+      this.watchDetectors.set(
+        hp,
+        new PhiAccrualFailureDetector({
+          threshold: this.settings.watchFailureDetectorThreshold,
+          acceptableHeartbeatPauseMs: this.settings.watchAcceptableHeartbeatPauseMs,
+          firstHeartbeatEstimateMs: this.settings.watchHeartbeatIntervalMs,
+        }),
+      );
+    }
+    m.set(`${refKey(watcher)} ${refKey(watchee)}`, { watcher, watchee });
+  }
+
+  private removeWatch(watcher: InternalRef, watchee: RemoteActorRef): void {
+    const hp = watchee.node.hostPort;
+    const m = this.watches.get(hp);
+    if (m === undefined) return;
+    m.delete(`${refKey(watcher)} ${refKey(watchee)}`);
+    if (m.size === 0) {
+      this.watches.delete(hp);
+      this.watchDetectors.delete(hp);
+    }
+  }
+
+  /** Removes and returns the watch record of `watcher` on `watchee` (uid 0 = any). */
+  private takeWatchRecord(watcher: InternalRef, watchee: RemoteActorRef): RemoteActorRef | undefined {
+    const m = this.watches.get(watchee.node.hostPort);
+    if (m === undefined) return undefined;
+    const wk = refKey(watcher);
+    const path = watchee.elements.join("/");
+    for (const [key, rec] of m) {
+      const w = rec.watchee;
+      if (refKey(rec.watcher) !== wk || w.elements.join("/") !== path) continue;
+      if (w.uid !== 0 && w.uid !== watchee.uid) continue;
+      m.delete(key);
+      if (m.size === 0) {
+        this.watches.delete(watchee.node.hostPort);
+        this.watchDetectors.delete(watchee.node.hostPort);
+      }
+      return w;
+    }
+    return undefined;
+  }
+
+  /** Every remote actor on `hostPort` is gone: their watchers get Terminated. */
+  private addressTerminated(hostPort: string): void {
+    const m = this.watches.get(hostPort);
+    this.watches.delete(hostPort);
+    this.watchDetectors.delete(hostPort);
+    if (m === undefined) return;
+    for (const { watcher, watchee } of m.values())
+      watcher.sendSystem({ k: "terminated", ref: watchee, failed: false, error: undefined });
+  }
+
+  private armHeartbeats(): void {
+    this.heartbeatTimer = this.scheduler.schedule(this.settings.watchHeartbeatIntervalMs, () => {
+      if (this.closed) return;
+      this.heartbeatTick();
+      this.armHeartbeats();
+    });
+  }
+
+  private heartbeatTick(): void {
+    const now = this.clock.now();
+    for (const [hp, detector] of [...this.watchDetectors]) {
+      const node = parseNode(`${this.system.name}@${hp}`);
+      if (node === undefined) continue;
+      if (detector.isMonitoring && !detector.isAvailable(now)) {
+        const uid = this.incarnations.get(hp);
+        this.log.warn("watched node is unreachable; its actors are considered terminated", {
+          peer: hp,
+        });
+        if (uid !== undefined) this.quarantine(node, uid, "remote watch failure detector");
+        else this.addressTerminated(hp);
+        continue;
+      }
+      this.sendControl(node, CONTROL_WATCH_HEARTBEAT, new Uint8Array(0));
+      if (!detector.isMonitoring) detector.heartbeat(now);
+    }
+  }
+
+  // ------------------------------------------------------------------ refs
+
+  private refCodec(): RefCodec {
+    return {
+      isRef: (v) => isInternalRef(v),
+      encode: (ref) => this.encodeRef(ref as InternalRef),
+      decode: (data) => this.decodeRef(data),
+    };
+  }
+
+  private encodeRef(ref: InternalRef): WireRefData {
+    if (ref instanceof RemoteActorRef)
+      return {
+        address: formatNode(ref.node.systemName, ref.node.host, ref.node.port),
+        path: ref.wirePath,
+      };
+    if (ref instanceof AskRef) this.core.asks.export(ref);
+    return { address: this.localNodeString, path: this.wirePathOf(ref) };
+  }
+
+  private decodeRef(data: WireRefData): InternalRef {
+    const p = parseActorPath(data.path);
+    if (p === undefined)
+      throw new ShardkitError("INVALID_ADDRESS", `invalid actor path ${data.path}`, {});
+    if (data.address === this.localNodeString)
+      return this.core.resolveLocal(p.elements, p.uid) ?? this.missingLocal(data.path);
+    const node = parseNode(data.address);
+    if (node === undefined)
+      throw new ShardkitError("INVALID_ADDRESS", `invalid node address ${data.address}`, {});
+    return new RemoteActorRef(this.core, this, node, p.elements, p.uid, data.path);
+  }
+
+  private wirePathOf(ref: InternalRef): string {
+    if (ref instanceof RemoteActorRef) return ref.wirePath;
+    const p = ref.path;
+    return formatActorPath(p.elements, p.uid);
+  }
+
+  private remoteRefAt(node: WireNode, wirePath: string): RemoteActorRef | undefined {
+    const p = parseActorPath(wirePath);
+    return p === undefined
+      ? undefined
+      : new RemoteActorRef(this.core, this, node, p.elements, p.uid, wirePath);
+  }
+
+  private resolveRecipient(wirePath: string): InternalRef | undefined {
+    const cached = this.recipientCache.get(wirePath);
+    if (cached !== undefined && !cached.isTerminated) return cached;
+    const p = parseActorPath(wirePath);
+    if (p === undefined) return undefined;
+    const ref = this.core.resolveLocal(p.elements, p.uid);
+    if (ref instanceof ActorCell) {
+      if (this.recipientCache.size >= this.settings.recipientCacheMax) this.recipientCache.clear();
+      this.recipientCache.set(wirePath, ref);
+    }
+    return ref;
+  }
+
+  /** A stand-in for a local actor that no longer exists: everything sent is a dead letter. */
+  private missingLocal(path: string): InternalRef {
+    const core = this.core;
+    const full = `${core.address}${path}`;
+    return new MissingLocalRef(core, full);
+  }
+
+  private isQuarantined(hostPort: string, uid: bigint): boolean {
+    const key = `${hostPort}#${uid}`;
+    const until = this.quarantined.get(key);
+    if (until === undefined) return false;
+    if (until < this.clock.now()) {
+      this.quarantined.delete(key);
+      return false;
+    }
+    return true;
+  }
+
+  private hello(nonce: Uint8Array | undefined): HandshakeHello {
+    return {
+      protocolVersion: PROTOCOL_VERSION,
+      systemName: this.system.name,
+      address: { host: this.localNode.host, port: this.localNode.port },
+      uid: this.localUid,
+      ...(nonce !== undefined ? { nonce } : {}),
+    };
+  }
+
+  private sign(
+    kind: typeof FrameType.HANDSHAKE_REQ | typeof FrameType.HANDSHAKE_ACK,
+    hello: HandshakeHello,
+  ): HandshakeHello {
+    const secret = this.settings.secret;
+    if (secret === undefined || this.crypto === undefined) return hello;
+    return signHandshake(this.crypto.hmacSha256, new TextEncoder().encode(secret), kind, hello);
+  }
+
+  private seededNonce(): Uint8Array {
+    const n = new Uint8Array(16);
+    for (let i = 0; i < 16; i++) n[i] = this.random.nextInt(256);
+    return n;
+  }
+}
+
+/** Dead-letters everything; stands for a local actor path that resolves to nothing. */
+class MissingLocalRef implements InternalRef<unknown> {
+  constructor(
+    readonly core: SystemCore,
+    private readonly full: string,
+  ) {}
+  get path() {
+    return this.core.deadLetters.path;
+  }
+  get isTerminated(): boolean {
+    return true;
+  }
+  tell(message: unknown): void {
+    this.core.deadLetter(message, this.full, "stopped" as DeadLetterReason);
+  }
+  sendSystem(message: SystemMessage): void {
+    if (message.k === "watch")
+      message.watcher.sendSystem({ k: "terminated", ref: this, failed: false, error: undefined });
+  }
+}

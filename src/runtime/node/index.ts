@@ -24,6 +24,16 @@ export {
   NodeScheduler,
   type NodeSchedulerOptions,
 } from "./node-scheduler.js";
+export {
+  TcpTransport,
+  TRANSPORT_LOG_BURST_MAX,
+  TRANSPORT_LOG_INTERVAL_MS,
+} from "./tcp-transport.js";
+export {
+  TCP_TRANSPORT_DEFAULTS,
+  type TcpTransportOptions,
+} from "./tcp-transport-options.js";
+export type { PemInput, TcpTransportTlsOptions } from "./tls-options.js";
 export { yieldToHost } from "./yield.js";
 
 /** Options of {@link createNodeRuntime}. */
@@ -55,3 +65,4 @@ export function createNodeRuntime(options: NodeRuntimeOptions = {}): NodeRuntime
       options.logger ?? new ConsoleLogger({ level: options.logLevel, format: options.logFormat }),
   };
 }
+export { hmacSha256, nodeCrypto } from "./node-crypto.js";

@@ -6,6 +6,7 @@
  * plugins land: `shardkit/sqlite`, `shardkit/postgres`.
  */
 export * from "./actor/index.js";
+export * from "./api/index.js";
 export type { Disposable } from "./base/disposable.js";
 export { TransportError } from "./base/errors.js";
 export type { Clock, Logger, LogLevel, Random, Runtime, Scheduler } from "./ports/index.js";

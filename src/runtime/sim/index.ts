@@ -5,6 +5,18 @@
 export { toDetail } from "./detail.js";
 export { EventQueue, type QueuedEvent } from "./event-queue.js";
 export { Fnv1a64 } from "./fnv1a64.js";
+export {
+  DEFAULT_LINK_CONFIG,
+  type DirectionOptions,
+  type LinkConfig,
+  type NodeNames,
+  type ResetCause,
+  type SimEndpoint,
+  type SimListener,
+  SimNetwork,
+  type SimNetworkOptions,
+  type SimTransport,
+} from "./network/index.js";
 export { SeededRandom } from "./seeded-random.js";
 export { nodeSeed, rootSeed } from "./seeds.js";
 export { SimClock, type SimClockOptions, type WorldTime } from "./sim-clock.js";

@@ -1,0 +1,12 @@
+export {
+  type EntityId,
+  envelopeExtractor,
+  type HashCodeExtractorOptions,
+  HashCodeMessageExtractor,
+  isStartEntity,
+  type MessageExtractor,
+  type ShardId,
+  type ShardIdAlgorithm,
+  ShardingEnvelope,
+  StartEntity,
+} from "./message-extractor.js";

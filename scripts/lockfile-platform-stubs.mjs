@@ -10,14 +10,43 @@ import { readFileSync, writeFileSync } from "node:fs";
 const path = new URL("../package-lock.json", import.meta.url);
 const lock = JSON.parse(readFileSync(path, "utf8"));
 const packages = lock.packages;
-const OS = ["android", "darwin", "freebsd", "linux", "netbsd", "openbsd", "sunos", "win32", "aix", "openharmony", "cygwin"];
-const CPU = ["arm64", "x64", "ia32", "arm", "loong64", "mips64el", "ppc64", "riscv64", "s390x", "wasm32", "mips64"];
+const OS = [
+  "android",
+  "darwin",
+  "freebsd",
+  "linux",
+  "netbsd",
+  "openbsd",
+  "sunos",
+  "win32",
+  "aix",
+  "openharmony",
+  "cygwin",
+];
+const CPU = [
+  "arm64",
+  "x64",
+  "ia32",
+  "arm",
+  "loong64",
+  "mips64el",
+  "ppc64",
+  "riscv64",
+  "s390x",
+  "wasm32",
+  "mips64",
+];
 
 function platformOf(name) {
   const tokens = name.split("/").pop().split("-");
   const os = OS.find((o) => tokens.includes(o)) ?? (tokens.includes("win32") ? "win32" : undefined);
-  const cpu = CPU.find((c) => tokens.includes(c)) ?? (tokens.includes("arm64") ? "arm64" : undefined);
-  const libc = tokens.includes("musl") ? "musl" : tokens.includes("gnu") || tokens.includes("gnueabihf") ? "glibc" : undefined;
+  const cpu =
+    CPU.find((c) => tokens.includes(c)) ?? (tokens.includes("arm64") ? "arm64" : undefined);
+  const libc = tokens.includes("musl")
+    ? "musl"
+    : tokens.includes("gnu") || tokens.includes("gnueabihf")
+      ? "glibc"
+      : undefined;
   return { os, cpu, libc };
 }
 
@@ -40,6 +69,8 @@ for (const [key, entry] of Object.entries(packages)) {
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a < b ? -1 : 1)));
+lock.packages = Object.fromEntries(
+  Object.entries(packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a < b ? -1 : 1)),
+);
 writeFileSync(path, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`lockfile: recorded ${added} platform-specific optional packages`);

@@ -1,4 +1,5 @@
 export type { Clock } from "./clock.js";
+export type { Crypto } from "./crypto.js";
 export * from "./logger.js";
 export type { Random } from "./random.js";
 export type { Runtime } from "./runtime.js";
@@ -11,4 +12,3 @@ export type {
   Listener,
   Transport,
 } from "./transport.js";
-export type { Crypto } from "./crypto.js";

@@ -521,7 +521,10 @@ export class Remoting implements InboundHost {
   }
 
   /** Removes and returns the watch record of `watcher` on `watchee` (uid 0 = any). */
-  private takeWatchRecord(watcher: InternalRef, watchee: RemoteActorRef): RemoteActorRef | undefined {
+  private takeWatchRecord(
+    watcher: InternalRef,
+    watchee: RemoteActorRef,
+  ): RemoteActorRef | undefined {
     const m = this.watches.get(watchee.node.hostPort);
     if (m === undefined) return undefined;
     const wk = refKey(watcher);

@@ -276,3 +276,29 @@ describe("remoting handshake refusals (simulator)", () => {
     expect(b.remoting.stats.handshakeRejectsSent).toBeGreaterThan(0);
   });
 });
+
+describe("remoting send failures (simulator)", () => {
+  it("an unserializable or oversized message fails at tell with a typed error routed to dead letters", async () => {
+    const c = new SimCluster(9);
+    const a = await c.node("a", { frameSizeMaxBytes: 4096 });
+    const b = await c.node("b");
+    const got: unknown[] = [];
+    b.system.spawn(
+      Behaviors.receiveMessage<unknown>((m) => void got.push(m)),
+      "sink",
+    );
+    const dead: { reason: string; cause: unknown }[] = [];
+    a.system.eventStream.subscribe("DeadLetter", (e) =>
+      dead.push({ reason: e.reason, cause: e.cause }),
+    );
+    const sink = a.remoting.actorRefFor<unknown>(b.remoting.address, "/user/sink");
+    expect(() => sink.tell({ callback: () => 1 })).not.toThrow();
+    expect(() => sink.tell({ blob: new Uint8Array(10_000) })).not.toThrow();
+    sink.tell({ ok: true });
+    await c.until(() => got.length === 1, 5_000);
+    expect(got).toEqual([{ ok: true }]);
+    expect(dead.map((d) => d.reason)).toEqual(["send-failed", "send-failed"]);
+    for (const d of dead) expect((d.cause as { code?: string }).code).toBe("REMOTE_SEND_FAILED");
+    expect(String((dead[1]?.cause as Error).message)).toMatch(/frame|large|size/i);
+  });
+});

@@ -299,6 +299,6 @@ describe("remoting send failures (simulator)", () => {
     expect(got).toEqual([{ ok: true }]);
     expect(dead.map((d) => d.reason)).toEqual(["send-failed", "send-failed"]);
     for (const d of dead) expect((d.cause as { code?: string }).code).toBe("REMOTE_SEND_FAILED");
-    expect(String((dead[1]?.cause as Error).message)).toMatch(/frame|large|size/i);
+    expect(String((dead[1]?.cause as Error | undefined)?.message)).toMatch(/frame|large|size/i);
   });
 });

@@ -18,8 +18,11 @@ export class SimCluster {
   readonly network: SimNetwork;
   private incarnation = new Map<string, number>();
 
-  constructor(seed: number) {
-    this.world = new SimWorld({ seed });
+  constructor(
+    seed: number,
+    options: { logLevel?: "debug" | "info" | "warn" | "error" | "off" } = {},
+  ) {
+    this.world = new SimWorld({ seed, logLevel: options.logLevel ?? "off" });
     this.network = new SimNetwork(this.world);
   }
 

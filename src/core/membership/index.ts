@@ -5,12 +5,19 @@
  * The gossip driver (cluster/) builds on these pure functions.
  */
 export * from "./address.js";
+export * from "./cluster-events.js";
+export * from "./cluster-settings.js";
 export * from "./gossip.js";
+export * from "./gossip-logic.js";
+export * from "./heartbeat-ring.js";
+export * from "./join.js";
+export * from "./leader-actions.js";
 export * from "./member.js";
 export * from "./member-ordering.js";
 export * from "./member-status.js";
 export * from "./member-transitions.js";
 export * from "./membership-state.js";
 export * from "./reachability.js";
+export * from "./seed-join.js";
 export * from "./unique-address.js";
 export * from "./vector-clock.js";

@@ -1,0 +1,780 @@
+/**
+ * Cluster: the membership driver of one node. It owns the node's MembershipState and
+ * feeds the sans-IO core machines (core/membership, core/downing) with timer ticks,
+ * received messages and failure-detector verdicts, then performs their outputs in order:
+ * state change -> events to subscribers -> messages to peers.
+ *
+ * - gossip: every gossipIntervalMs (up to 3 rounds while fewer than half have seen the
+ *   state) to a target biased towards members that have not seen the current version;
+ *   full gossip when the target has not seen it, a status digest otherwise;
+ * - joining: seed-node conversation (SeedJoinMachine) or an explicit join(address);
+ * - leader actions on convergence; weakly-up after allowWeaklyUpMembersMs without it;
+ * - failure detection: request/response heartbeats to the peers chosen on the hashed
+ *   ring, one phi accrual detector per monitored peer; verdicts become reachability rows;
+ * - downing: the Split Brain Resolver decides once the unreachable set is stable; never
+ *   automatic downing by timeout;
+ * - a member that sees itself downed or removed leaves and stops (`onSelfRemoved`).
+ *
+ * All messages travel on remoting's CONTROL lane (unreliable; every conversation here is
+ * periodic or retried, as in the specification).
+ */
+import type { ActorSystem } from "../../actor/actor-system.js";
+import type { Disposable } from "../../base/disposable.js";
+import { ShardkitError } from "../../base/errors.js";
+import { decideDowning } from "../../core/downing/downing-decision.js";
+import { downingStrategyOf } from "../../core/downing/downing-strategy.js";
+import {
+  downAllWhenUnstableMsOf,
+  resolveSbrSettings,
+  type SbrSettings,
+  type SbrSettingsOverrides,
+} from "../../core/downing/sbr-settings.js";
+import { SbrStabilityTracker } from "../../core/downing/sbr-stability.js";
+import { sbrViewOf, unreachableMembersOf } from "../../core/downing/sbr-view.js";
+import { PhiAccrualFailureDetector } from "../../core/failure-detector/phi-accrual.js";
+import type { PhiAccrualSettings } from "../../core/failure-detector/phi-accrual-settings.js";
+import { type Address, addressOf, addressToString } from "../../core/membership/address.js";
+import { type ClusterEvent, diffClusterEvents } from "../../core/membership/cluster-events.js";
+import {
+  type ClusterSettings,
+  isWeaklyUpAllowed,
+  resolveClusterSettings,
+} from "../../core/membership/cluster-settings.js";
+import {
+  emptyGossip,
+  findMember,
+  type Gossip,
+  markAsDown,
+  pruneTombstones,
+  updateMembers,
+  withReachability,
+} from "../../core/membership/gossip.js";
+import {
+  gossipRoundsPerInterval,
+  gossipStatusOf,
+  receiveGossip,
+  receiveGossipStatus,
+  selectGossipTarget,
+} from "../../core/membership/gossip-logic.js";
+import { HeartbeatRing } from "../../core/membership/heartbeat-ring.js";
+import { onInitJoin, onJoin, onWelcome } from "../../core/membership/join.js";
+import { leaderActions, stampLocalChange } from "../../core/membership/leader-actions.js";
+import { type Member, withStatus } from "../../core/membership/member.js";
+import {
+  convergence,
+  isLeader,
+  leader,
+  type MembershipState,
+  membershipStateOf,
+  selfMember,
+  withLatestGossip,
+} from "../../core/membership/membership-state.js";
+import {
+  allUnreachable,
+  isReachableBy,
+  markReachable,
+  markUnreachable,
+} from "../../core/membership/reachability.js";
+import {
+  SeedJoinMachine,
+  type SeedJoinOutput,
+  type SeedJoinTimer,
+} from "../../core/membership/seed-join.js";
+import {
+  parseUniqueAddress,
+  type UniqueAddress,
+  uniqueAddressOf,
+  uniqueAddressToString,
+} from "../../core/membership/unique-address.js";
+import { vectorClockOf } from "../../core/membership/vector-clock.js";
+import type { Logger } from "../../ports/logger.js";
+import type { Peer } from "../remoting/inbound-connection.js";
+import type { Remoting } from "../remoting/remoting.js";
+import type { WireNode } from "../remoting/wire-path.js";
+import {
+  decodeMembershipMessage,
+  encodeMembershipMessage,
+  MembershipKind,
+  type MembershipMessage,
+} from "./membership-messages.js";
+
+export interface ClusterOptions {
+  /** Seed nodes as "host:port"; the first may form a new cluster. Empty: join() manually. */
+  readonly seedNodes?: readonly string[];
+  readonly roles?: readonly string[];
+  readonly appVersion?: string;
+  readonly settings?: Partial<ClusterSettings>;
+  readonly failureDetector?: Partial<PhiAccrualSettings>;
+  readonly downing?: SbrSettingsOverrides;
+  /** Called once when this member is downed or removed; default: terminate the system. */
+  readonly onSelfRemoved?: (reason: string) => void;
+}
+
+/** A snapshot of the cluster as this node sees it. */
+export interface ClusterState {
+  readonly members: readonly Member[];
+  readonly unreachable: readonly Member[];
+  readonly leader: UniqueAddress | undefined;
+  readonly seenBy: readonly UniqueAddress[];
+  readonly convergence: boolean;
+}
+
+export type ClusterEventHandler = (event: ClusterEvent) => void;
+
+const key = uniqueAddressToString;
+
+export class Cluster {
+  readonly settings: Readonly<ClusterSettings>;
+  readonly sbrSettings: Readonly<SbrSettings>;
+  readonly self: UniqueAddress;
+  private ms: MembershipState;
+  private readonly log: Logger;
+  private readonly handlers = new Set<ClusterEventHandler>();
+  private readonly timers: Disposable[] = [];
+  private seedJoin: SeedJoinMachine | null = null;
+  private readonly seedTimers = new Map<SeedJoinTimer, Disposable>();
+  private joinedWith: Address | undefined;
+  private readonly detectors = new Map<string, PhiAccrualFailureDetector>();
+  private readonly heartbeatStarted = new Map<string, number>();
+  private heartbeatSeq = 0;
+  private readonly exitingConfirmed = new Set<string>();
+  private lastConvergenceAt: number;
+  private readonly sbr: SbrStabilityTracker;
+  private selfRemovedSignalled = false;
+  private stopped = false;
+  private readonly roles: readonly string[];
+  private readonly appVersion: string;
+  private readonly onUpCallbacks: (() => void)[] = [];
+  private readonly onRemovedCallbacks: (() => void)[] = [];
+
+  private constructor(
+    private readonly system: ActorSystem,
+    private readonly remoting: Remoting,
+    private readonly options: ClusterOptions,
+  ) {
+    this.settings = resolveClusterSettings(options.settings);
+    this.sbrSettings = resolveSbrSettings(options.downing);
+    const node = remoting.node;
+    this.self = uniqueAddressOf(
+      addressOf("shardkit", node.systemName, node.host, node.port),
+      Number(remoting.localUid),
+    );
+    this.ms = membershipStateOf({ latestGossip: emptyGossip, selfUniqueAddress: this.self });
+    this.log = system.log.child({ component: "cluster", self: addressToString(this.self.address) });
+    this.lastConvergenceAt = this.now();
+    this.sbr = new SbrStabilityTracker({
+      stableAfterMs: this.sbrSettings.stableAfterMs,
+      downAllWhenUnstableMs: downAllWhenUnstableMsOf(this.sbrSettings),
+    });
+    this.roles = [...(options.roles ?? [])];
+    this.appVersion = options.appVersion ?? "1.0.0";
+  }
+
+  /** Starts membership on a node whose remoting is running. */
+  static start(system: ActorSystem, remoting: Remoting, options: ClusterOptions = {}): Cluster {
+    const c = new Cluster(system, remoting, options);
+    for (let kind = MembershipKind.Gossip; kind <= MembershipKind.ExitingConfirmed; kind++)
+      remoting.registerControlHandler(kind, (peer, payload) => c.onControl(kind, peer, payload));
+    c.startPeriodicTasks();
+    const seeds = (options.seedNodes ?? []).map((s) => c.addressOfHostPort(s));
+    if (seeds.length > 0) {
+      c.seedJoin = new SeedJoinMachine({
+        self: c.self.address,
+        seedNodes: seeds,
+        seedNodeTimeoutMs: c.settings.seedNodeTimeoutMs,
+        seedNodeInitJoinResendIntervalMs: c.settings.seedNodeInitJoinResendIntervalMs,
+        retryUnsuccessfulJoinAfterMs: c.settings.retryUnsuccessfulJoinAfterMs,
+      });
+      c.performSeed(c.seedJoin.handle({ type: "start" }));
+    }
+    system.whenTerminated.then(() => c.stop());
+    return c;
+  }
+
+  // ------------------------------------------------------------------ public API
+
+  get state(): ClusterState {
+    const g = this.ms.latestGossip;
+    const unreachableKeys = new Set(allUnreachable(g.overview.reachability).map(key));
+    return {
+      members: g.members,
+      unreachable: g.members.filter((m) => unreachableKeys.has(key(m.uniqueAddress))),
+      leader: leader(this.ms),
+      seenBy: g.overview.seen,
+      convergence: convergence(this.ms, this.exitingConfirmedNodes()),
+    };
+  }
+
+  get selfMember(): Member | undefined {
+    return selfMember(this.ms);
+  }
+
+  get membershipState(): MembershipState {
+    return this.ms;
+  }
+
+  /** Subscribes to cluster events; with initialState, current members are replayed first. */
+  subscribe(handler: ClusterEventHandler, options: { initialState?: boolean } = {}): Disposable {
+    if (options.initialState) {
+      const before = membershipStateOf({ latestGossip: emptyGossip, selfUniqueAddress: this.self });
+      for (const e of diffClusterEvents(before, this.ms)) handler(e);
+    }
+    this.handlers.add(handler);
+    return { dispose: () => this.handlers.delete(handler) };
+  }
+
+  registerOnMemberUp(callback: () => void): void {
+    if (this.selfMember?.status === "up") callback();
+    else this.onUpCallbacks.push(callback);
+  }
+
+  registerOnMemberRemoved(callback: () => void): void {
+    this.onRemovedCallbacks.push(callback);
+  }
+
+  /** Joins the cluster that the node at "host:port" belongs to (or itself, to form one). */
+  join(hostPort: string): void {
+    const to = this.addressOfHostPort(hostPort);
+    this.joinedWith = to;
+    if (to.host === this.self.address.host && to.port === this.self.address.port) this.joinSelf();
+    else
+      this.send(to, {
+        kind: MembershipKind.Join,
+        roles: [...this.roles],
+        appVersion: this.appVersion,
+      });
+  }
+
+  /** Marks the member at "host:port" as leaving (graceful). */
+  leave(hostPort: string): void {
+    this.changeMember(hostPort, (m) =>
+      m.status === "up" || m.status === "weakly-up" || m.status === "joining"
+        ? withStatus(m, "leaving")
+        : undefined,
+    );
+  }
+
+  /** Marks the member at "host:port" as down (it will be removed and must shut down). */
+  down(hostPort: string): void {
+    const m = this.memberAt(hostPort);
+    if (m === undefined || m.status === "down") return;
+    this.setState(
+      withLatestGossip(
+        this.ms,
+        stampLocalChange(markAsDown(this.ms.latestGossip, m.uniqueAddress), this.self),
+      ),
+    );
+    this.gossipToAll();
+  }
+
+  /** Stops timers and handlers (the system's termination calls it). */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const t of this.timers) t.dispose();
+    for (const t of this.seedTimers.values()) t.dispose();
+    this.handlers.clear();
+  }
+
+  // ------------------------------------------------------------------ state changes
+
+  private setState(next: MembershipState, events?: readonly ClusterEvent[]): void {
+    const before = this.ms;
+    this.ms = next;
+    const evts = events ?? diffClusterEvents(before, next);
+    for (const e of evts) this.publish(e);
+    if (convergence(next, this.exitingConfirmedNodes())) this.lastConvergenceAt = this.now();
+    this.checkSelf();
+  }
+
+  private publish(e: ClusterEvent): void {
+    if (e.type === "member-up" && key(e.member.uniqueAddress) === key(this.self))
+      for (const cb of this.onUpCallbacks.splice(0)) cb();
+    for (const h of [...this.handlers]) {
+      try {
+        h(e);
+      } catch (error) {
+        this.log.error("cluster event handler threw", { event: e.type, error });
+      }
+    }
+  }
+
+  private changeMember(hostPort: string, f: (m: Member) => Member | undefined): void {
+    const m = this.memberAt(hostPort);
+    const changed = m === undefined ? undefined : f(m);
+    if (changed === undefined) return;
+    this.setState(
+      withLatestGossip(
+        this.ms,
+        stampLocalChange(updateMembers(this.ms.latestGossip, [changed]), this.self),
+      ),
+    );
+    this.gossipToAll();
+  }
+
+  /** Reacts to this member's own status: exiting -> confirm; down/removed -> stop. */
+  private checkSelf(): void {
+    const me = selfMember(this.ms);
+    if (me?.status === "exiting") this.confirmExiting();
+    const removed = me === undefined && this.joinedOnce;
+    if (me?.status === "down") this.selfRemoved("this member was downed");
+    else if (removed) this.selfRemoved("this member was removed");
+  }
+
+  private joinedOnce = false;
+
+  private confirmExiting(): void {
+    const l = leader(this.ms);
+    const msg: MembershipMessage = { kind: MembershipKind.ExitingConfirmed, node: key(this.self) };
+    for (const m of this.ms.latestGossip.members)
+      if (
+        key(m.uniqueAddress) !== key(this.self) &&
+        (l === undefined || key(l) === key(m.uniqueAddress))
+      )
+        this.send(m.uniqueAddress.address, msg);
+  }
+
+  private selfRemoved(reason: string): void {
+    if (this.selfRemovedSignalled) return;
+    this.selfRemovedSignalled = true;
+    this.log.warn("leaving the cluster and stopping", { reason });
+    for (const cb of this.onRemovedCallbacks.splice(0)) cb();
+    const handler = this.options.onSelfRemoved;
+    if (handler !== undefined) handler(reason);
+    else void this.system.terminate();
+  }
+
+  // ------------------------------------------------------------------ periodic tasks
+
+  private startPeriodicTasks(): void {
+    const s = this.settings;
+    this.every(s.gossipIntervalMs, () => this.gossipTick());
+    this.every(s.leaderActionsIntervalMs, () => this.leaderTick());
+    this.every(s.unreachableNodesReaperIntervalMs, () => this.reaperTick());
+    this.every(s.heartbeatIntervalMs, () => this.heartbeatTick());
+  }
+
+  private every(intervalMs: number, fn: () => void): void {
+    const slot = this.timers.length;
+    const arm = (delay: number) => {
+      this.timers[slot] = this.system.runtime.scheduler.schedule(delay, () => {
+        if (this.stopped) return;
+        fn();
+        arm(intervalMs);
+      });
+    };
+    arm(
+      this.settings.periodicTasksInitialDelayMs +
+        intervalMs * this.system.runtime.random.next() * 0.1,
+    );
+  }
+
+  private gossipTick(): void {
+    if (selfMember(this.ms) === undefined) return;
+    const rounds = gossipRoundsPerInterval(this.ms);
+    for (let i = 0; i < rounds; i++) {
+      const target = selectGossipTarget(this.ms, this.system.runtime.random, this.settings);
+      if (target === undefined) return;
+      if (target.send === "gossip") this.sendGossip(target.node);
+      else this.sendStatus(target.node);
+    }
+  }
+
+  private leaderTick(): void {
+    if (selfMember(this.ms) === undefined) return;
+    const now = this.now();
+    const r = leaderActions(this.ms, {
+      minNrOfMembers: this.settings.minNrOfMembers,
+      roleMinNrOfMembers: this.settings.roleMinNrOfMembers,
+      allowWeaklyUp: isWeaklyUpAllowed(this.settings),
+      weaklyUpDelayElapsed: now - this.lastConvergenceAt >= this.settings.allowWeaklyUpMembersMs,
+      exitingConfirmed: this.exitingConfirmedNodes(),
+      nowMs: now,
+    });
+    if (r.type === "changed") {
+      for (const n of r.removedExitingConfirmed) this.exitingConfirmed.delete(key(n));
+      this.setState(r.state, r.events);
+      for (const n of r.exitingGossipTargets) this.sendGossip(n);
+      // Removed members are no gossip targets any more: tell them directly, so they
+      // see their tombstone and shut down at once.
+      for (const n of r.removedExitingConfirmed) this.sendGossip(n);
+      this.gossipToAll();
+    }
+    this.sbrTick(now);
+  }
+
+  private reaperTick(): void {
+    if (selfMember(this.ms) === undefined) return;
+    const now = this.now();
+    let r = this.ms.latestGossip.overview.reachability;
+    const before = r;
+    for (const [k, detector] of this.detectors) {
+      const subject = this.memberByKey(k);
+      if (subject === undefined) continue;
+      const reachable = isReachableBy(r, this.self, subject.uniqueAddress);
+      const available = detector.isAvailable(now);
+      if (reachable && !available) {
+        this.log.warn("marking node as unreachable", { node: k, phi: detector.phi(now) });
+        r = markUnreachable(r, this.self, subject.uniqueAddress);
+      } else if (!reachable && available) {
+        this.log.info("marking node as reachable again", { node: k });
+        r = markReachable(r, this.self, subject.uniqueAddress);
+      }
+    }
+    let g = this.ms.latestGossip;
+    if (r !== before) g = stampLocalChange(withReachability(g, r), this.self);
+    const pruned = pruneTombstones(g, now - this.settings.pruneGossipTombstonesAfterMs);
+    if (g !== this.ms.latestGossip || pruned.tombstones.length !== g.tombstones.length)
+      this.setState(withLatestGossip(this.ms, pruned));
+  }
+
+  private heartbeatTick(): void {
+    const me = selfMember(this.ms);
+    if (me === undefined) return;
+    const g = this.ms.latestGossip;
+    const nodes = g.members
+      .filter((m) => m.status !== "joining" || key(m.uniqueAddress) === key(this.self))
+      .map((m) => m.uniqueAddress);
+    const ring = new HeartbeatRing(nodes, {
+      unreachable: allUnreachable(g.overview.reachability),
+      monitoredByNrOfMembers: this.settings.monitoredByNrOfMembers,
+    });
+    const receivers = ring.receivers(this.self);
+    const now = this.now();
+    const wanted = new Set(receivers.map(key));
+    for (const k of [...this.detectors.keys()])
+      if (!wanted.has(k)) {
+        this.detectors.delete(k);
+        this.heartbeatStarted.delete(k);
+      }
+    const seq = ++this.heartbeatSeq;
+    for (const n of receivers) {
+      const k = key(n);
+      if (!this.detectors.has(k)) {
+        this.detectors.set(k, new PhiAccrualFailureDetector(this.options.failureDetector));
+        this.heartbeatStarted.set(k, now);
+      }
+      const started = this.heartbeatStarted.get(k) as number;
+      const d = this.detectors.get(k) as PhiAccrualFailureDetector;
+      // A peer that never answers still becomes unreachable: after expectedResponseAfterMs
+      // the first heartbeat is assumed, so phi grows from then on.
+      if (!d.isMonitoring && now - started >= this.settings.expectedResponseAfterMs)
+        d.heartbeat(now);
+      this.send(n.address, { kind: MembershipKind.Heartbeat, seq });
+    }
+  }
+
+  private sbrTick(now: number): void {
+    const g = this.ms.latestGossip;
+    this.sbr.observe(unreachableMembersOf(sbrViewOf(this.ms)), now);
+    const tick = this.sbr.tick(now, isLeader(this.ms, this.self) || this.isLeaderAmongReachable());
+    if (tick.type === "down-all-unstable") {
+      this.applyDowning(
+        g.members.map((m) => m.uniqueAddress),
+        `down-all-when-unstable after ${tick.unstableForMs} ms`,
+      );
+      return;
+    }
+    if (tick.type !== "decide") return;
+    const outcome = decideDowning(downingStrategyOf(this.sbrSettings), sbrViewOf(this.ms), {});
+    if (outcome.type === "acquire-lease") {
+      // lease-majority needs a Lease (not wired yet): without one this side cannot prove it
+      // may survive, so it keeps waiting and says why.
+      this.log.warn("split brain resolver: lease-majority needs a lease; no decision", {
+        reason: outcome.reason,
+      });
+      return;
+    }
+    if (outcome.type !== "down") return;
+    this.applyDowning(outcome.down, outcome.reason);
+  }
+
+  /** The SBR of each side decides on that side's leader: the first reachable up member. */
+  private isLeaderAmongReachable(): boolean {
+    const g = this.ms.latestGossip;
+    const unreachable = new Set(allUnreachable(g.overview.reachability).map(key));
+    const first = g.members.find(
+      (m) =>
+        !unreachable.has(key(m.uniqueAddress)) && (m.status === "up" || m.status === "leaving"),
+    );
+    return first !== undefined && key(first.uniqueAddress) === key(this.self);
+  }
+
+  private applyDowning(nodes: readonly UniqueAddress[], reason: string): void {
+    if (nodes.length === 0) return;
+    this.log.warn("split brain resolver: downing", { nodes: nodes.map(key), reason });
+    let g = this.ms.latestGossip;
+    const selfKey = key(this.self);
+    for (const n of nodes)
+      if (key(n) !== selfKey && findMember(g, n) !== undefined) g = markAsDown(g, n);
+    if (nodes.some((n) => key(n) === selfKey)) g = markAsDown(g, this.self);
+    this.sbr.decisionApplied(this.now());
+    this.setState(withLatestGossip(this.ms, stampLocalChange(g, this.self)));
+    this.gossipToAll();
+  }
+
+  // ------------------------------------------------------------------ messages
+
+  private onControl(kind: number, peer: Peer, payload: Uint8Array): void {
+    if (this.stopped) return;
+    const m = decodeMembershipMessage(this.remoting.registry, kind, payload);
+    if (m === undefined) {
+      this.remoting.badInput("undecodable membership message", peer.node.hostPort, `kind ${kind}`);
+      return;
+    }
+    const from = uniqueAddressOf(
+      addressOf("shardkit", peer.node.systemName, peer.node.host, peer.node.port),
+      Number(peer.uid),
+    );
+    this.onMessage(from, m);
+  }
+
+  private onMessage(from: UniqueAddress, m: MembershipMessage): void {
+    switch (m.kind) {
+      case MembershipKind.Gossip:
+        this.onGossip(from, m.to, m.gossip);
+        return;
+      case MembershipKind.GossipStatus:
+        this.onStatus(from, m.version, m.seenDigest);
+        return;
+      case MembershipKind.Join:
+        this.onJoinRequest(from, m.roles, m.appVersion);
+        return;
+      case MembershipKind.Welcome:
+        this.onWelcomeMessage(from, m.gossip);
+        return;
+      case MembershipKind.InitJoin: {
+        const reply = onInitJoin(this.ms);
+        this.send(from.address, {
+          kind:
+            reply.type === "init-join-ack"
+              ? MembershipKind.InitJoinAck
+              : MembershipKind.InitJoinNack,
+        });
+        return;
+      }
+      case MembershipKind.InitJoinAck:
+      case MembershipKind.InitJoinNack:
+        if (this.seedJoin !== null)
+          this.performSeed(
+            this.seedJoin.handle({
+              type: m.kind === MembershipKind.InitJoinAck ? "init-join-ack" : "init-join-nack",
+              from: from.address,
+            }),
+          );
+        return;
+      case MembershipKind.Heartbeat:
+        this.send(from.address, { kind: MembershipKind.HeartbeatRsp, seq: m.seq });
+        return;
+      case MembershipKind.HeartbeatRsp:
+        this.detectors.get(key(from))?.heartbeat(this.now());
+        return;
+      case MembershipKind.ExitingConfirmed:
+        this.exitingConfirmed.add(m.node);
+        return;
+    }
+  }
+
+  private onGossip(from: UniqueAddress, to: string, gossip: Gossip): void {
+    let toNode: UniqueAddress;
+    try {
+      toNode = parseUniqueAddress(to);
+    } catch {
+      return;
+    }
+    const r = receiveGossip(
+      this.ms,
+      { from, to: toNode, gossip, sentAtMs: this.now() },
+      this.now(),
+      {
+        gossipTimeToLiveMs: this.settings.gossipTimeToLiveMs,
+      },
+    );
+    if (r.type === "ignored") {
+      if (r.reason === "self-removed") this.selfRemoved("the cluster removed this member");
+      return;
+    }
+    this.joinedOnce = true;
+    this.setState(r.state, r.events);
+    if (r.replyTo !== undefined) this.sendGossip(r.replyTo);
+  }
+
+  private onStatus(from: UniqueAddress, version: [string, number][], seenDigest: number): void {
+    let v: ReturnType<typeof vectorClockOf>;
+    try {
+      v = vectorClockOf(version);
+    } catch {
+      return;
+    }
+    const reply = receiveGossipStatus(this.ms, { from, version: v, seenDigest });
+    if (reply.type === "send-gossip") this.sendGossip(reply.to);
+    else if (reply.type === "send-status") this.sendStatus(reply.to);
+  }
+
+  private onJoinRequest(from: UniqueAddress, roles: string[], appVersion: string): void {
+    const outcome = onJoin(this.ms, { node: from, roles, appVersion });
+    switch (outcome.type) {
+      case "refused":
+        this.log.info("join refused", { node: key(from), reason: outcome.reason });
+        return;
+      case "welcome-again":
+        this.send(from.address, { kind: MembershipKind.Welcome, gossip: outcome.welcome.gossip });
+        return;
+      case "downed-old-incarnation":
+        this.setState(outcome.state, outcome.events);
+        this.gossipToAll();
+        return;
+      case "joined":
+        this.log.info("node joining", { node: key(from) });
+        this.setState(outcome.state, outcome.events);
+        if (outcome.welcome !== undefined)
+          this.send(from.address, { kind: MembershipKind.Welcome, gossip: outcome.welcome.gossip });
+        this.gossipToAll();
+        return;
+    }
+  }
+
+  private onWelcomeMessage(from: UniqueAddress, gossip: Gossip): void {
+    const joinedWith = this.joinedWith ?? from.address;
+    const outcome = onWelcome(this.ms, { from, gossip }, joinedWith);
+    if (outcome.type !== "welcomed") return;
+    this.joinedOnce = true;
+    this.log.info("welcomed into the cluster", { by: key(from) });
+    this.setState(outcome.state, outcome.events);
+    if (this.seedJoin !== null)
+      this.performSeed(this.seedJoin.handle({ type: "welcome", from: from.address }));
+    if (outcome.replyTo !== undefined) this.sendGossip(outcome.replyTo);
+  }
+
+  private joinSelf(): void {
+    const outcome = onJoin(this.ms, {
+      node: this.self,
+      roles: this.roles,
+      appVersion: this.appVersion,
+    });
+    if (outcome.type !== "joined") return;
+    this.joinedOnce = true;
+    this.log.info("formed a new cluster");
+    this.setState(outcome.state, outcome.events);
+    if (outcome.formedNewCluster) this.leaderTick();
+  }
+
+  // ------------------------------------------------------------------ seed-node conversation
+
+  private performSeed(outputs: readonly SeedJoinOutput[]): void {
+    for (const o of outputs) {
+      switch (o.type) {
+        case "send-init-join":
+          for (const to of o.to) this.send(to, { kind: MembershipKind.InitJoin });
+          break;
+        case "send-join":
+          this.joinedWith = o.to;
+          this.send(o.to, {
+            kind: MembershipKind.Join,
+            roles: [...this.roles],
+            appVersion: this.appVersion,
+          });
+          break;
+        case "join-self":
+          this.joinedWith = this.self.address;
+          this.joinSelf();
+          break;
+        case "start-timer": {
+          this.seedTimers.get(o.timer)?.dispose();
+          const timer = o.timer;
+          this.seedTimers.set(
+            timer,
+            this.system.runtime.scheduler.schedule(o.delayMs, () => {
+              this.seedTimers.delete(timer);
+              if (!this.stopped && this.seedJoin !== null)
+                this.performSeed(this.seedJoin.handle({ type: "timeout", timer }));
+            }),
+          );
+          break;
+        }
+        case "cancel-timer":
+          this.seedTimers.get(o.timer)?.dispose();
+          this.seedTimers.delete(o.timer);
+          break;
+        case "joined":
+          for (const t of this.seedTimers.values()) t.dispose();
+          this.seedTimers.clear();
+          break;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ sending
+
+  private sendGossip(to: UniqueAddress): void {
+    if (key(to) === key(this.self)) return;
+    this.send(to.address, {
+      kind: MembershipKind.Gossip,
+      to: key(to),
+      gossip: this.ms.latestGossip,
+    });
+  }
+
+  private sendStatus(to: UniqueAddress): void {
+    const s = gossipStatusOf(this.ms);
+    this.send(to.address, {
+      kind: MembershipKind.GossipStatus,
+      version: s.version.entries.map(([k, c]) => [k, c]),
+      seenDigest: s.seenDigest,
+    });
+  }
+
+  /** Gossips the current state to every other member (after a local change). */
+  private gossipToAll(): void {
+    for (const m of this.ms.latestGossip.members)
+      if (key(m.uniqueAddress) !== key(this.self) && m.status !== "down")
+        this.sendGossip(m.uniqueAddress);
+  }
+
+  private send(to: Address, m: MembershipMessage): void {
+    if (this.stopped) return;
+    const node: WireNode = {
+      systemName: to.system,
+      host: to.host,
+      port: to.port,
+      hostPort: `${to.host}:${to.port}`,
+    };
+    this.remoting.sendControl(node, m.kind, encodeMembershipMessage(this.remoting.registry, m));
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private now(): number {
+    return this.system.runtime.clock.now();
+  }
+
+  private exitingConfirmedNodes(): UniqueAddress[] {
+    const out: UniqueAddress[] = [];
+    for (const k of this.exitingConfirmed) {
+      const m = this.memberByKey(k);
+      if (m !== undefined) out.push(m.uniqueAddress);
+    }
+    return out;
+  }
+
+  private memberByKey(k: string): Member | undefined {
+    return this.ms.latestGossip.members.find((m) => key(m.uniqueAddress) === k);
+  }
+
+  private memberAt(hostPort: string): Member | undefined {
+    const a = this.addressOfHostPort(hostPort);
+    return this.ms.latestGossip.members.find(
+      (m) => m.uniqueAddress.address.host === a.host && m.uniqueAddress.address.port === a.port,
+    );
+  }
+
+  private addressOfHostPort(hostPort: string): Address {
+    const colon = hostPort.lastIndexOf(":");
+    const port = Number(hostPort.slice(colon + 1));
+    if (colon <= 0 || !Number.isInteger(port) || port < 1 || port > 65_535)
+      throw new ShardkitError("INVALID_ADDRESS", `expected host:port, got "${hostPort}"`, {
+        hostPort,
+      });
+    return addressOf("shardkit", this.system.name, hostPort.slice(0, colon), port);
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * Membership messages on the CONTROL lane: gossip, gossip status, join conversation,
+ * heartbeats, exiting confirmation. Each is msgpack-encoded plain data after one kind
+ * byte (added by remoting); decoding validates shapes and returns undefined on bad input.
+ */
+
+import type { Gossip } from "../../core/membership/gossip.js";
+import type { SerializerRegistry } from "../../protocol/serializer-registry.js";
+import { gossipFromWire, gossipToWire, type WireGossip } from "./gossip-codec.js";
+
+export const MembershipKind = {
+  Gossip: 16,
+  GossipStatus: 17,
+  Join: 18,
+  Welcome: 19,
+  InitJoin: 20,
+  InitJoinAck: 21,
+  InitJoinNack: 22,
+  Heartbeat: 23,
+  HeartbeatRsp: 24,
+  ExitingConfirmed: 25,
+} as const;
+export type MembershipKind = (typeof MembershipKind)[keyof typeof MembershipKind];
+
+export type MembershipMessage =
+  | { readonly kind: typeof MembershipKind.Gossip; readonly to: string; readonly gossip: Gossip }
+  | {
+      readonly kind: typeof MembershipKind.GossipStatus;
+      readonly version: [string, number][];
+      readonly seenDigest: number;
+    }
+  | {
+      readonly kind: typeof MembershipKind.Join;
+      readonly roles: string[];
+      readonly appVersion: string;
+    }
+  | { readonly kind: typeof MembershipKind.Welcome; readonly gossip: Gossip }
+  | { readonly kind: typeof MembershipKind.InitJoin }
+  | { readonly kind: typeof MembershipKind.InitJoinAck }
+  | { readonly kind: typeof MembershipKind.InitJoinNack }
+  | { readonly kind: typeof MembershipKind.Heartbeat; readonly seq: number }
+  | { readonly kind: typeof MembershipKind.HeartbeatRsp; readonly seq: number }
+  | { readonly kind: typeof MembershipKind.ExitingConfirmed; readonly node: string };
+
+type Body = Record<string, unknown>;
+
+export function encodeMembershipMessage(
+  registry: SerializerRegistry,
+  m: MembershipMessage,
+): Uint8Array {
+  let body: Body;
+  switch (m.kind) {
+    case MembershipKind.Gossip:
+      body = { to: m.to, g: gossipToWire(m.gossip) };
+      break;
+    case MembershipKind.Welcome:
+      body = { g: gossipToWire(m.gossip) };
+      break;
+    case MembershipKind.GossipStatus:
+      body = { v: m.version, d: m.seenDigest };
+      break;
+    case MembershipKind.Join:
+      body = { roles: m.roles, appVersion: m.appVersion };
+      break;
+    case MembershipKind.Heartbeat:
+    case MembershipKind.HeartbeatRsp:
+      body = { seq: m.seq };
+      break;
+    case MembershipKind.ExitingConfirmed:
+      body = { node: m.node };
+      break;
+    default:
+      body = {};
+  }
+  return registry.defaultSerializer.toBinary(body);
+}
+
+export function decodeMembershipMessage(
+  registry: SerializerRegistry,
+  kind: number,
+  bytes: Uint8Array,
+): MembershipMessage | undefined {
+  let v: unknown;
+  try {
+    v = registry.defaultSerializer.fromBinary(bytes);
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== "object" || v === null) return undefined;
+  const b = v as Body;
+  try {
+    return decodeBody(kind, b);
+  } catch {
+    return undefined;
+  }
+}
+
+function decodeBody(kind: number, b: Body): MembershipMessage | undefined {
+  switch (kind) {
+    case MembershipKind.Gossip:
+      return typeof b.to === "string"
+        ? { kind, to: b.to, gossip: gossipFromWire(b.g as WireGossip) }
+        : undefined;
+    case MembershipKind.Welcome:
+      return { kind, gossip: gossipFromWire(b.g as WireGossip) };
+    case MembershipKind.GossipStatus:
+      return Array.isArray(b.v) &&
+        b.v.every(
+          (e) => Array.isArray(e) && typeof e[0] === "string" && Number.isSafeInteger(e[1]),
+        ) &&
+        typeof b.d === "number"
+        ? { kind, version: b.v as [string, number][], seenDigest: b.d }
+        : undefined;
+    case MembershipKind.Join:
+      return Array.isArray(b.roles) &&
+        b.roles.every((r) => typeof r === "string") &&
+        typeof b.appVersion === "string"
+        ? { kind, roles: b.roles as string[], appVersion: b.appVersion }
+        : undefined;
+    case MembershipKind.InitJoin:
+    case MembershipKind.InitJoinAck:
+    case MembershipKind.InitJoinNack:
+      return { kind };
+    case MembershipKind.Heartbeat:
+    case MembershipKind.HeartbeatRsp:
+      return Number.isSafeInteger(b.seq) ? { kind, seq: b.seq as number } : undefined;
+    case MembershipKind.ExitingConfirmed:
+      return typeof b.node === "string" ? { kind, node: b.node } : undefined;
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * What the Split Brain Resolver decides on: one node's view of the members of its data
+ * center, the observer -> subject unreachability records, and who has seen the current
+ * gossip; plus the counting helpers the strategies share.
+ *
+ * Definitions (every strategy and the stability tracker use exactly these):
+ * - unreachable: subjects of an unreachable or terminated record between two members,
+ *   never self (a node always considers itself reachable);
+ * - downable: members that are not down and not exiting (joining and weakly-up
+ *   included: they could be up on the other side);
+ * - the SBR decides while any member is unreachable, whatever its status: a side whose
+ *   only unreachable members are exiting must still decide (under static-quorum or
+ *   lease-majority it may have to down itself), but down and exiting members are
+ *   never downed again;
+ * - counted members (the sizes the strategies compare): not down, not exiting, not
+ *   joining / weakly-up unless `includingPossiblyUp`, not leaving when
+ *   `excludingPossiblyExiting`; restricted to the strategy's role if any;
+ * - indirectly connected: nodes that are both an observer and a subject of
+ *   unreachability (a cycle), and both ends of every record whose subject has seen the
+ *   current gossip (it is unreachable yet still gets gossip through a third node).
+ *   A clean partition or a crash produces neither.
+ */
+import { findMember, type Gossip } from "../membership/gossip.js";
+import { hasRole, type Member } from "../membership/member.js";
+import { compareMembers } from "../membership/member-ordering.js";
+import {
+  dcMembers,
+  dcReachabilityNoOutsideNodes,
+  type MembershipState,
+} from "../membership/membership-state.js";
+import {
+  type Reachability,
+  type ReachabilityRecord,
+  ReachabilityStatus,
+} from "../membership/reachability.js";
+import {
+  compareUniqueAddresses,
+  type UniqueAddress,
+  uniqueAddressEquals,
+  uniqueAddressToString,
+} from "../membership/unique-address.js";
+
+/** The SBR's input: one node's view of its data center. */
+export interface SbrView {
+  readonly self: UniqueAddress;
+  /** Members of the self data center, any status. */
+  readonly members: readonly Member[];
+  /** Reachability observations (rows about non-members are ignored). */
+  readonly reachability: Reachability;
+  /** Nodes that have seen the current gossip version. */
+  readonly seenBy?: Iterable<UniqueAddress>;
+}
+
+/** The SBR view of a membership state (self DC members, seen set of the gossip). */
+export function sbrViewOf(state: MembershipState): SbrView {
+  const g: Gossip = state.latestGossip;
+  return {
+    self: state.selfUniqueAddress,
+    members: dcMembers(state).filter((m) => m.dataCenter === state.selfDc),
+    reachability: dcReachabilityNoOutsideNodes(state),
+    seenBy: g.overview.seen.filter((n) => findMember(g, n)?.dataCenter === state.selfDc),
+  };
+}
+
+const key = uniqueAddressToString;
+
+/** The view prepared for counting (internal to the downing folder). */
+export interface SbrContext {
+  readonly self: UniqueAddress;
+  /** All members, member order. */
+  readonly all: readonly Member[];
+  /** Unreachable / terminated records between members. */
+  readonly records: readonly ReachabilityRecord[];
+  /** Keys of unreachable subjects, self excluded. */
+  readonly unreachable: ReadonlySet<string>;
+  readonly seen: ReadonlySet<string>;
+}
+
+function unreachableOf(records: readonly ReachabilityRecord[], self: UniqueAddress): Set<string> {
+  return new Set(
+    records.filter((r) => !uniqueAddressEquals(r.subject, self)).map((r) => key(r.subject)),
+  );
+}
+
+/** Prepares a view: sorts members, keeps only unreachable/terminated rows among members. */
+export function contextOf(view: SbrView): SbrContext {
+  const all = [...view.members].sort(compareMembers);
+  const isMember = new Set(all.map((m) => key(m.uniqueAddress)));
+  const records = view.reachability.records.filter(
+    (r) =>
+      r.status !== ReachabilityStatus.Reachable &&
+      isMember.has(key(r.observer)) &&
+      isMember.has(key(r.subject)),
+  );
+  return {
+    self: view.self,
+    all,
+    records,
+    unreachable: unreachableOf(records, view.self),
+    seen: new Set([...(view.seenBy ?? [])].map(key)),
+  };
+}
+
+/** The same context with only `records` (unreachable set recomputed). */
+export function withRecords(ctx: SbrContext, records: readonly ReachabilityRecord[]): SbrContext {
+  return { ...ctx, records, unreachable: unreachableOf(records, ctx.self) };
+}
+
+/** True if `m` is unreachable in this context. */
+export function isUnreachable(ctx: SbrContext, m: Member): boolean {
+  return ctx.unreachable.has(key(m.uniqueAddress));
+}
+
+/** Which members count (see the module comment). */
+export interface CountOptions {
+  readonly includingPossiblyUp: boolean;
+  readonly excludingPossiblyExiting: boolean;
+}
+
+/** The default counting: up-like members, leaving included. */
+export const COUNT_DEFAULT: CountOptions = {
+  includingPossiblyUp: false,
+  excludingPossiblyExiting: false,
+};
+
+/** Counted members with `role` (all when undefined), member order. */
+export function counted(
+  ctx: SbrContext,
+  options: CountOptions,
+  role: string | undefined,
+): Member[] {
+  return ctx.all.filter((m) => {
+    if (m.status === "down" || m.status === "exiting") return false;
+    if (!options.includingPossiblyUp && (m.status === "joining" || m.status === "weakly-up"))
+      return false;
+    if (options.excludingPossiblyExiting && m.status === "leaving") return false;
+    return role === undefined || hasRole(m, role);
+  });
+}
+
+/** How many of `members` are reachable / unreachable. */
+export function sides(ctx: SbrContext, members: readonly Member[]): [number, number] {
+  const unreachable = members.filter((m) => isUnreachable(ctx, m)).length;
+  return [members.length - unreachable, unreachable];
+}
+
+/** Keys of downable members (not down, not exiting). */
+export function downableKeys(ctx: SbrContext): Set<string> {
+  return new Set(
+    ctx.all
+      .filter((m) => m.status !== "down" && m.status !== "exiting")
+      .map((m) => key(m.uniqueAddress)),
+  );
+}
+
+/**
+ * The unreachable members (self excluded, any status), member order: the SBR decides
+ * while this is non-empty, and the stability tracker watches it.
+ */
+export function unreachableMembersOf(view: SbrView): Member[] {
+  const ctx = contextOf(view);
+  return ctx.all.filter((m) => isUnreachable(ctx, m));
+}
+
+/** The two kinds of indirect connection (keys), see the module comment. */
+export interface IndirectlyConnected {
+  readonly cycle: ReadonlySet<string>;
+  readonly seenWhileUnreachable: ReadonlySet<string>;
+  readonly all: ReadonlySet<string>;
+}
+
+/** Detects indirectly connected nodes from the records and the seen set. */
+export function indirectlyConnectedOf(ctx: SbrContext): IndirectlyConnected {
+  const observers = new Set(ctx.records.map((r) => key(r.observer)));
+  const subjects = new Set(ctx.records.map((r) => key(r.subject)));
+  const cycle = new Set([...observers].filter((k) => subjects.has(k)));
+  const seenWhileUnreachable = new Set<string>();
+  for (const r of ctx.records) {
+    if (!ctx.seen.has(key(r.subject))) continue;
+    seenWhileUnreachable.add(key(r.observer));
+    seenWhileUnreachable.add(key(r.subject));
+  }
+  return { cycle, seenWhileUnreachable, all: new Set([...cycle, ...seenWhileUnreachable]) };
+}
+
+/** The member nodes whose keys are in `keys`, sorted by node order. */
+export function nodesOf(ctx: SbrContext, keys: ReadonlySet<string>): UniqueAddress[] {
+  return ctx.all
+    .map((m) => m.uniqueAddress)
+    .filter((n) => keys.has(key(n)))
+    .sort(compareUniqueAddresses);
+}

@@ -1,0 +1,150 @@
+/**
+ * Cluster events: what changed between two membership views, as plain data for the
+ * driver to publish (member status changes, removals, reachability flips, leader change).
+ *
+ * Invariants: events are derived only from the two views, never from the action that
+ * produced them, so leader actions, gossip receipt and joins report changes the same
+ * way and an unchanged view yields no event. The order is deterministic: status changes
+ * in member order, then removals in member order, then reachability changes in member
+ * order, then the leader change.
+ *
+ * Why a diff instead of events emitted by each handler: a merged gossip can carry many
+ * changes made elsewhere, and only a diff reports all of them exactly once.
+ */
+import { assertNever } from "../../base/assert.js";
+import { findMember } from "./gossip.js";
+import { type Member, memberFrom } from "./member.js";
+import type { MemberStatus } from "./member-status.js";
+import { dcReachabilityNoOutsideNodes, leader, type MembershipState } from "./membership-state.js";
+import { allUnreachableOrTerminated } from "./reachability.js";
+import {
+  type UniqueAddress,
+  uniqueAddressEquals,
+  uniqueAddressToString,
+} from "./unique-address.js";
+
+/** A member reached a new status (one event type per status, except removed). */
+export type MemberStatusEvent =
+  | { readonly type: "member-joined"; readonly member: Member }
+  | { readonly type: "member-weakly-up"; readonly member: Member }
+  | { readonly type: "member-up"; readonly member: Member }
+  | { readonly type: "member-preparing-for-shutdown"; readonly member: Member }
+  | { readonly type: "member-ready-for-shutdown"; readonly member: Member }
+  | { readonly type: "member-left"; readonly member: Member }
+  | { readonly type: "member-exited"; readonly member: Member }
+  | { readonly type: "member-downed"; readonly member: Member };
+
+/** A member is gone; `member` carries status removed, `previousStatus` the last one seen. */
+export interface MemberRemovedEvent {
+  readonly type: "member-removed";
+  readonly member: Member;
+  readonly previousStatus: MemberStatus;
+}
+
+/** Some in-DC observer now says `member` is unreachable, or none says so any more. */
+export type ReachabilityEvent =
+  | { readonly type: "unreachable-member"; readonly member: Member }
+  | { readonly type: "reachable-member"; readonly member: Member };
+
+/** The self DC's leader changed (undefined: no leader). */
+export interface LeaderChangedEvent {
+  readonly type: "leader-changed";
+  readonly leader: UniqueAddress | undefined;
+}
+
+/** Everything the membership model reports to subscribers. */
+export type ClusterEvent =
+  | MemberStatusEvent
+  | MemberRemovedEvent
+  | ReachabilityEvent
+  | LeaderChangedEvent;
+
+function statusEvent(member: Member): MemberStatusEvent | undefined {
+  switch (member.status) {
+    case "joining":
+      return { type: "member-joined", member };
+    case "weakly-up":
+      return { type: "member-weakly-up", member };
+    case "up":
+      return { type: "member-up", member };
+    case "preparing-for-shutdown":
+      return { type: "member-preparing-for-shutdown", member };
+    case "ready-for-shutdown":
+      return { type: "member-ready-for-shutdown", member };
+    case "leaving":
+      return { type: "member-left", member };
+    case "exiting":
+      return { type: "member-exited", member };
+    case "down":
+      return { type: "member-downed", member };
+    case "removed":
+      return undefined; // never a live member (gossip invariant)
+    default:
+      return assertNever(member.status, "member status");
+  }
+}
+
+/** Status changes (new members included) and removals, old -> new. */
+export function diffMemberEvents(
+  before: MembershipState,
+  after: MembershipState,
+): (MemberStatusEvent | MemberRemovedEvent)[] {
+  const out: (MemberStatusEvent | MemberRemovedEvent)[] = [];
+  for (const m of after.latestGossip.members) {
+    const old = findMember(before.latestGossip, m.uniqueAddress);
+    if (old !== undefined && old.status === m.status) continue;
+    const event = statusEvent(m);
+    if (event !== undefined) out.push(event);
+  }
+  for (const old of before.latestGossip.members) {
+    if (findMember(after.latestGossip, old.uniqueAddress) !== undefined) continue;
+    out.push({
+      type: "member-removed",
+      member: memberFrom({ ...old, status: "removed" }),
+      previousStatus: old.status,
+    });
+  }
+  return out;
+}
+
+function unreachableKeys(s: MembershipState): Set<string> {
+  const nodes = allUnreachableOrTerminated(dcReachabilityNoOutsideNodes(s));
+  return new Set(
+    nodes
+      .filter((n) => !uniqueAddressEquals(n, s.selfUniqueAddress))
+      .map((n) => uniqueAddressToString(n)),
+  );
+}
+
+/** Members that became unreachable or reachable again (self excluded), old -> new. */
+export function diffReachabilityEvents(
+  before: MembershipState,
+  after: MembershipState,
+): ReachabilityEvent[] {
+  const was = unreachableKeys(before);
+  const now = unreachableKeys(after);
+  const out: ReachabilityEvent[] = [];
+  for (const member of after.latestGossip.members) {
+    const k = uniqueAddressToString(member.uniqueAddress);
+    if (now.has(k) && !was.has(k)) out.push({ type: "unreachable-member", member });
+    else if (!now.has(k) && was.has(k)) out.push({ type: "reachable-member", member });
+  }
+  return out;
+}
+
+/** All events between two views of the same node, in the documented order. */
+export function diffClusterEvents(before: MembershipState, after: MembershipState): ClusterEvent[] {
+  if (before.latestGossip === after.latestGossip) return [];
+  const events: ClusterEvent[] = [
+    ...diffMemberEvents(before, after),
+    ...diffReachabilityEvents(before, after),
+  ];
+  const oldLeader = leader(before);
+  const newLeader = leader(after);
+  const same =
+    oldLeader === undefined || newLeader === undefined
+      ? oldLeader === newLeader
+      : uniqueAddressEquals(oldLeader, newLeader);
+  if (!same) events.push({ type: "leader-changed", leader: newLeader });
+  return events;
+}

@@ -1,0 +1,325 @@
+/**
+ * The decisions of the push-pull gossip protocol (seed 002, "Gossip Protocol"), as pure
+ * functions of one node's membership view: whom to gossip with, what to do with a
+ * received gossip or gossip status, and how many rounds to run per interval.
+ *
+ * - Target choice is random but biased: with probability p (0.8 by default, reduced
+ *   linearly above reduceGossipDifferentViewProbabilityAboveMembers members down to p/10
+ *   at three times that size) only members that have not seen the current version are
+ *   candidates. A target that has seen the current version gets only the small status
+ *   digest, everyone else the full gossip. Never self, never a member that self observes
+ *   as unreachable, only members of the self DC.
+ * - A received gossip is compared with the local one by vector clock: same -> union of
+ *   the seen sets; remote newer -> adopt it; remote older -> send ours back; concurrent
+ *   -> merge and send the merge back. The result is marked as seen by self, and the
+ *   sender gets a reply whenever it does not know that self has seen the winner.
+ * - A received status digest (version + seen digest) is answered with the full gossip
+ *   when ours is newer, concurrent or differs only in the seen set, with our own status
+ *   (a request for the full gossip) when theirs is newer, and not at all when equal.
+ *
+ * Randomness is an input (`RandomSource`), time is an input (`nowMs`); nothing here
+ * sends anything: the results say what the driver must send.
+ */
+import { murmur3OfString } from "../../base/hash.js";
+import { type ClusterEvent, diffClusterEvents } from "./cluster-events.js";
+import {
+  findMember,
+  type Gossip,
+  hasMember,
+  hasTombstone,
+  mergeGossip,
+  mergeSeen,
+  seenByNode,
+  withSeen,
+} from "./gossip.js";
+import { dcMembers, type MembershipState, validNodeForGossip } from "./membership-state.js";
+import { isReachableBy } from "./reachability.js";
+import {
+  type UniqueAddress,
+  uniqueAddressEquals,
+  uniqueAddressToString,
+} from "./unique-address.js";
+import { ClockOrdering, compareClocks, type VectorClock } from "./vector-clock.js";
+
+/** Source of randomness (the Random port's shape; core does not import ports). */
+export interface RandomSource {
+  /** Uniform float in [0, 1). */
+  next(): number;
+  /** Uniform integer in [0, maxExclusive). */
+  nextInt(maxExclusive: number): number;
+}
+
+/** Settings of target selection (see cluster-settings.ts). */
+export interface GossipTargetOptions {
+  readonly gossipDifferentViewProbability: number;
+  readonly reduceGossipDifferentViewProbabilityAboveMembers: number;
+}
+
+/** The floor of the reduced probability is this fraction of the configured one. */
+const REDUCED_PROBABILITY_FLOOR_FRACTION = 0.1;
+/** The probability reaches its floor at this multiple of the reduction threshold. */
+const REDUCTION_END_FACTOR = 3;
+/** Gossip rounds per interval while fewer than half of the members have seen the state. */
+export const GOSSIP_SPEEDUP_ROUNDS = 3;
+
+/**
+ * The probability of preferring a member with a different view for a cluster of
+ * `clusterSize` members: the configured p up to the threshold, then linearly down to
+ * p/10 at three times the threshold, and p/10 beyond.
+ */
+export function adjustedGossipDifferentViewProbability(
+  clusterSize: number,
+  options: GossipTargetOptions,
+): number {
+  const p = options.gossipDifferentViewProbability;
+  const low = options.reduceGossipDifferentViewProbabilityAboveMembers;
+  if (clusterSize <= low) return p;
+  const high = low * REDUCTION_END_FACTOR;
+  const floor = p * REDUCED_PROBABILITY_FLOOR_FRACTION;
+  if (clusterSize >= high) return floor;
+  return p + ((clusterSize - low) * (floor - p)) / (high - low);
+}
+
+/** A chosen gossip partner and what to send it. */
+export interface GossipTarget {
+  readonly node: UniqueAddress;
+  /** "status" when the target has already seen the current version (push-pull digest). */
+  readonly send: "gossip" | "status";
+}
+
+/**
+ * The partner of this gossip round, or undefined when there is none (a one-node
+ * cluster, or every other member is unreachable from self). Consumes exactly one
+ * `next()` and, when there are candidates, one `nextInt()`.
+ */
+export function selectGossipTarget(
+  state: MembershipState,
+  random: RandomSource,
+  options: GossipTargetOptions,
+): GossipTarget | undefined {
+  const g = state.latestGossip;
+  const valid = dcMembers(state)
+    .filter((m) => m.dataCenter === state.selfDc && validNodeForGossip(state, m.uniqueAddress))
+    .map((m) => m.uniqueAddress);
+  const preferDifferentView =
+    random.next() < adjustedGossipDifferentViewProbability(g.members.length, options);
+  const notSeen = preferDifferentView ? valid.filter((n) => !seenByNode(g, n)) : [];
+  const candidates = notSeen.length > 0 ? notSeen : valid;
+  if (candidates.length === 0) return undefined;
+  const node = candidates[random.nextInt(candidates.length)] as UniqueAddress;
+  return { node, send: seenByNode(g, node) ? "status" : "gossip" };
+}
+
+/**
+ * Gossip rounds to run in the next interval: GOSSIP_SPEEDUP_ROUNDS while fewer than half
+ * of the self-DC members have seen the current version (early dissemination), else 1.
+ */
+export function gossipRoundsPerInterval(state: MembershipState): number {
+  const members = dcMembers(state);
+  const seen = members.filter((m) => seenByNode(state.latestGossip, m.uniqueAddress)).length;
+  return seen * 2 < members.length ? GOSSIP_SPEEDUP_ROUNDS : 1;
+}
+
+/** How a received gossip relates to the local one ("newer": the remote is newer). */
+export const GossipComparison = {
+  Same: "same",
+  Newer: "newer",
+  Older: "older",
+  Concurrent: "concurrent",
+} as const;
+
+/** How a received gossip relates to the local one ("newer": the remote is newer). */
+export type GossipComparison = (typeof GossipComparison)[keyof typeof GossipComparison];
+
+/** Compares the versions of the local and the received gossip. */
+export function compareIncomingGossip(local: Gossip, remote: Gossip): GossipComparison {
+  switch (compareClocks(remote.version, local.version)) {
+    case ClockOrdering.Same:
+      return GossipComparison.Same;
+    case ClockOrdering.After:
+      return GossipComparison.Newer;
+    case ClockOrdering.Before:
+      return GossipComparison.Older;
+    case ClockOrdering.Concurrent:
+      return GossipComparison.Concurrent;
+  }
+}
+
+/**
+ * The gossip that results from receiving `remote` (not yet marked as seen by self):
+ * same -> remote with the union of both seen sets; newer -> remote; older -> local;
+ * concurrent -> the merge (seen by nobody).
+ */
+export function gossipAfterReceive(
+  local: Gossip,
+  remote: Gossip,
+  comparison: GossipComparison,
+): Gossip {
+  switch (comparison) {
+    case GossipComparison.Same:
+      return mergeSeen(remote, local);
+    case GossipComparison.Newer:
+      return remote;
+    case GossipComparison.Older:
+      return local;
+    case GossipComparison.Concurrent:
+      return mergeGossip(local, remote);
+  }
+}
+
+/** A full gossip in transit. */
+export interface GossipEnvelope {
+  readonly from: UniqueAddress;
+  readonly to: UniqueAddress;
+  readonly gossip: Gossip;
+  /**
+   * When the envelope entered the receiver's queue, in the RECEIVER's clock (the driver
+   * stamps it on decode). The time-to-live bounds how long gossip waits in the
+   * receiver's queue; clocks of different nodes are never compared.
+   */
+  readonly sentAtMs: number;
+}
+
+/** Why a received gossip was ignored. */
+export const GossipIgnoredReason = {
+  /** It waited longer than gossipTimeToLiveMs. */
+  Expired: "expired",
+  /** Addressed to another incarnation. */
+  WrongRecipient: "wrong-recipient",
+  /** The sender was removed from the cluster (tombstoned locally). */
+  SenderRemoved: "sender-removed",
+  /** The sender is not a member of the local view (e.g. self has not joined yet). */
+  UnknownSender: "unknown-sender",
+  /** Self observes the sender as unreachable. */
+  SenderUnreachable: "sender-unreachable",
+  /** The remote gossip has a tombstone for self: self was removed; shut down. */
+  SelfRemoved: "self-removed",
+  /** The remote gossip does not contain self (yet). */
+  SelfNotMember: "self-not-member",
+} as const;
+
+/** Why a received gossip was ignored. */
+export type GossipIgnoredReason = (typeof GossipIgnoredReason)[keyof typeof GossipIgnoredReason];
+
+/** Options of receiveGossip. */
+export interface ReceiveGossipOptions {
+  readonly gossipTimeToLiveMs: number;
+  /** While self runs its exiting tasks it does not mark gossip as seen (delays removal). */
+  readonly exitingTasksInProgress?: boolean;
+}
+
+/** Outcome of receiving a gossip. */
+export type ReceiveGossipResult =
+  | { readonly type: "ignored"; readonly reason: GossipIgnoredReason }
+  | {
+      readonly type: "accepted";
+      readonly comparison: GossipComparison;
+      readonly state: MembershipState;
+      /** Send `state.latestGossip` back to this node (undefined: no reply). */
+      readonly replyTo: UniqueAddress | undefined;
+      readonly events: readonly ClusterEvent[];
+    };
+
+function ignoreReason(
+  state: MembershipState,
+  envelope: GossipEnvelope,
+  nowMs: number,
+  ttlMs: number,
+): GossipIgnoredReason | undefined {
+  const local = state.latestGossip;
+  const self = state.selfUniqueAddress;
+  if (nowMs - envelope.sentAtMs > ttlMs) return GossipIgnoredReason.Expired;
+  if (!uniqueAddressEquals(envelope.to, self)) return GossipIgnoredReason.WrongRecipient;
+  if (hasTombstone(local, envelope.from)) return GossipIgnoredReason.SenderRemoved;
+  if (!hasMember(local, envelope.from)) return GossipIgnoredReason.UnknownSender;
+  if (!isReachableBy(local.overview.reachability, self, envelope.from))
+    return GossipIgnoredReason.SenderUnreachable;
+  if (hasTombstone(envelope.gossip, self)) return GossipIgnoredReason.SelfRemoved;
+  if (findMember(envelope.gossip, self) === undefined) return GossipIgnoredReason.SelfNotMember;
+  return undefined;
+}
+
+/**
+ * Handles a received full gossip (see the module comment). Ignored gossip leaves the
+ * state untouched and says why.
+ */
+export function receiveGossip(
+  state: MembershipState,
+  envelope: GossipEnvelope,
+  nowMs: number,
+  options: ReceiveGossipOptions,
+): ReceiveGossipResult {
+  const reason = ignoreReason(state, envelope, nowMs, options.gossipTimeToLiveMs);
+  if (reason !== undefined) return { type: "ignored", reason };
+  const local = state.latestGossip;
+  const remote = envelope.gossip;
+  const self = state.selfUniqueAddress;
+  const comparison = compareIncomingGossip(local, remote);
+  const winner = gossipAfterReceive(local, remote, comparison);
+  const marking = options.exitingTasksInProgress !== true;
+  const latest = marking ? withSeen(winner, self) : winner;
+  const senderKnowsWeSaw = !marking || seenByNode(remote, self);
+  const talkBack =
+    comparison === GossipComparison.Older ||
+    comparison === GossipComparison.Concurrent ||
+    !senderKnowsWeSaw;
+  const next: MembershipState = Object.freeze({ ...state, latestGossip: latest });
+  return {
+    type: "accepted",
+    comparison,
+    state: next,
+    replyTo: talkBack ? envelope.from : undefined,
+    events: diffClusterEvents(state, next),
+  };
+}
+
+/** The push-pull digest: the version and a digest of the seen set. */
+export interface GossipStatus {
+  readonly from: UniqueAddress;
+  readonly version: VectorClock;
+  /** murmur3 of the sorted seen set (see seenDigestOf). */
+  readonly seenDigest: number;
+}
+
+/** A digest of the seen set: murmur3 (unsigned 32-bit) of the sorted node strings. */
+export function seenDigestOf(g: Gossip): number {
+  return murmur3OfString(g.overview.seen.map((n) => uniqueAddressToString(n)).join("\n"));
+}
+
+/** The status digest the self node sends to a target that has seen its version. */
+export function gossipStatusOf(state: MembershipState): GossipStatus {
+  const g = state.latestGossip;
+  return { from: state.selfUniqueAddress, version: g.version, seenDigest: seenDigestOf(g) };
+}
+
+/** What to answer to a received status digest. */
+export type GossipStatusReply =
+  | { readonly type: "ignored"; readonly reason: "unknown-sender" | "sender-unreachable" }
+  /** Ours is newer, concurrent, or only the seen sets differ: send the full gossip. */
+  | { readonly type: "send-gossip"; readonly to: UniqueAddress }
+  /** Theirs is newer: request it by sending our own status back. */
+  | { readonly type: "send-status"; readonly to: UniqueAddress }
+  /** Same version, same seen set. */
+  | { readonly type: "none" };
+
+/** Decides the answer to a status digest (see the module comment). */
+export function receiveGossipStatus(
+  state: MembershipState,
+  status: GossipStatus,
+): GossipStatusReply {
+  const local = state.latestGossip;
+  if (!hasMember(local, status.from)) return { type: "ignored", reason: "unknown-sender" };
+  if (!isReachableBy(local.overview.reachability, state.selfUniqueAddress, status.from))
+    return { type: "ignored", reason: "sender-unreachable" };
+  switch (compareClocks(status.version, local.version)) {
+    case ClockOrdering.Same:
+      return status.seenDigest === seenDigestOf(local)
+        ? { type: "none" }
+        : { type: "send-gossip", to: status.from };
+    case ClockOrdering.After:
+      return { type: "send-status", to: status.from };
+    case ClockOrdering.Before:
+    case ClockOrdering.Concurrent:
+      return { type: "send-gossip", to: status.from };
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * Who monitors whom (seed 002, "Failure Detector"): every node sends heartbeats to a
+ * bounded set of peers taken from a ring of all nodes ordered by the murmur3 hash of
+ * their unique address. Each node picks its successors on the ring, so every node is
+ * monitored by its predecessors, and every node computes the same ring from the same
+ * member set whatever order it learned the members in (DESIGN.md §2).
+ *
+ * Unreachable nodes: walking the ring, a sender keeps going until it has
+ * `monitoredByNrOfMembers` REACHABLE receivers, so reachable members stay monitored when
+ * neighbours fail. Unreachable nodes met on the way are still included (they do not
+ * count) while fewer than `monitoredByNrOfMembers` receivers have been picked, so that
+ * somebody keeps heartbeating them and notices when they come back; further unreachable
+ * nodes are skipped. With `monitoredByNrOfMembers >= n - 1` every node monitors all.
+ *
+ * Why a hash ring: neighbours by hash are spread across hosts, racks and data centers,
+ * whereas neighbours by address would monitor the machine next door.
+ */
+import { assert } from "../../base/assert.js";
+import { murmur3OfString } from "../../base/hash.js";
+import { sortedUnique } from "./sorted-array.js";
+import {
+  compareUniqueAddresses,
+  type UniqueAddress,
+  uniqueAddressToString,
+} from "./unique-address.js";
+
+/** Default number of peers that monitor each node. */
+export const DEFAULT_MONITORED_BY_NR_OF_MEMBERS = 9;
+
+/** Options of the ring. */
+export interface HeartbeatRingOptions {
+  /** Nodes currently observed as unreachable (by anyone). */
+  readonly unreachable?: Iterable<UniqueAddress>;
+  /** Peers per node (>= 1); default 9. */
+  readonly monitoredByNrOfMembers?: number;
+}
+
+interface RingNode {
+  readonly node: UniqueAddress;
+  readonly key: string;
+  readonly hash: number;
+}
+
+function compareRingNodes(a: RingNode, b: RingNode): number {
+  return a.hash - b.hash || compareUniqueAddresses(a.node, b.node);
+}
+
+/** The monitoring ring of one member set. Immutable. */
+export class HeartbeatRing {
+  /** The nodes in ring order (hash, then node order). */
+  readonly nodes: readonly UniqueAddress[];
+  private readonly ring: readonly RingNode[];
+  private readonly unreachable: ReadonlySet<string>;
+  private readonly monitoredBy: number;
+
+  constructor(nodes: Iterable<UniqueAddress>, options: HeartbeatRingOptions = {}) {
+    const monitoredBy = options.monitoredByNrOfMembers ?? DEFAULT_MONITORED_BY_NR_OF_MEMBERS;
+    assert(
+      Number.isSafeInteger(monitoredBy) && monitoredBy >= 1,
+      `monitoredByNrOfMembers must be an integer >= 1, got ${monitoredBy}`,
+    );
+    const unique = sortedUnique(nodes, compareUniqueAddresses);
+    this.ring = unique
+      .map((node) => {
+        const key = uniqueAddressToString(node);
+        return { node, key, hash: murmur3OfString(key) };
+      })
+      .sort(compareRingNodes);
+    this.nodes = Object.freeze(this.ring.map((r) => r.node));
+    this.unreachable = new Set([...(options.unreachable ?? [])].map(uniqueAddressToString));
+    this.monitoredBy = monitoredBy;
+  }
+
+  /** The nodes `sender` heartbeats, sorted by node order; sender is added to the ring. */
+  receivers(sender: UniqueAddress): UniqueAddress[] {
+    const senderKey = uniqueAddressToString(sender);
+    const ring = this.ring.some((r) => r.key === senderKey)
+      ? this.ring
+      : [...this.ring, { node: sender, key: senderKey, hash: murmur3OfString(senderKey) }].sort(
+          compareRingNodes,
+        );
+    const start = ring.findIndex((r) => r.key === senderKey);
+    const picked: UniqueAddress[] = [];
+    let reachablePicked = 0;
+    for (let step = 1; step < ring.length && reachablePicked < this.monitoredBy; step++) {
+      const next = ring[(start + step) % ring.length] as RingNode;
+      if (!this.unreachable.has(next.key)) {
+        picked.push(next.node);
+        reachablePicked += 1;
+      } else if (picked.length < this.monitoredBy) {
+        picked.push(next.node); // keep probing it, but it does not count
+      }
+    }
+    return picked.sort(compareUniqueAddresses);
+  }
+
+  /** The nodes of the ring that heartbeat `subject` (inverse of receivers), sorted. */
+  observersOf(subject: UniqueAddress): UniqueAddress[] {
+    const subjectKey = uniqueAddressToString(subject);
+    return this.ring
+      .filter(
+        (r) =>
+          r.key !== subjectKey &&
+          this.receivers(r.node).some((n) => uniqueAddressToString(n) === subjectKey),
+      )
+      .map((r) => r.node)
+      .sort(compareUniqueAddresses);
+  }
+}
+
+/** The peers `self` sends heartbeats to, among `members` (self included or not). */
+export function receivers(
+  self: UniqueAddress,
+  members: Iterable<UniqueAddress>,
+  options: HeartbeatRingOptions = {},
+): UniqueAddress[] {
+  return new HeartbeatRing([...members, self], options).receivers(self);
+}
+
+/** The members that send heartbeats to `subject` (inverse of `receivers`). */
+export function observersOf(
+  subject: UniqueAddress,
+  members: Iterable<UniqueAddress>,
+  options: HeartbeatRingOptions = {},
+): UniqueAddress[] {
+  return new HeartbeatRing(members, options).observersOf(subject);
+}

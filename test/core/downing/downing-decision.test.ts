@@ -1,0 +1,61 @@
+/** The SBR decision's reasons and the view built from a membership state. */
+import { describe, expect, it } from "vitest";
+import { decideDowning } from "../../../src/core/downing/downing-decision.js";
+import { sbrViewOf, unreachableMembersOf } from "../../../src/core/downing/sbr-view.js";
+import { gossipOf } from "../../../src/core/membership/gossip.js";
+import { memberFrom } from "../../../src/core/membership/member.js";
+import { membershipStateOf } from "../../../src/core/membership/membership-state.js";
+import { emptyReachability, markUnreachable } from "../../../src/core/membership/reachability.js";
+import { nodeOf } from "../../../src/core/membership/unique-address.js";
+
+const n = (host: string) => nodeOf("shardkit", "sys", host, 2552, 1);
+const [a, b, c] = [n("a"), n("b"), n("c")] as const;
+
+describe("downing decision", () => {
+  const g = gossipOf({
+    members: [a, b, c].map((x, i) =>
+      memberFrom({ uniqueAddress: x, status: "up", upNumber: i + 1 }),
+    ),
+    reachability: markUnreachable(emptyReachability, a, c),
+    seen: [a, b],
+  });
+  const view = sbrViewOf(membershipStateOf({ latestGossip: g, selfUniqueAddress: b }));
+
+  it("builds the view from a membership state", () => {
+    expect(view.self).toEqual(b);
+    expect(view.members.length).toBe(3);
+    expect([...(view.seenBy ?? [])]).toEqual([a, b]);
+    expect(unreachableMembersOf(view).map((m) => m.uniqueAddress)).toEqual([c]);
+  });
+
+  it("explains the decision", () => {
+    const d = decideDowning({ type: "keep-majority" }, view);
+    if (d.type !== "down") throw new Error(d.type);
+    expect(d.reason).toBe("keep-majority: majority: 2 reachable vs 1 unreachable members");
+    const lease = decideDowning(
+      { type: "lease-majority", acquireLeaseDelayForMinorityMs: 2000 },
+      view,
+      { leaseAcquired: false },
+    );
+    if (lease.type !== "down") throw new Error(lease.type);
+    expect(lease.reason).toContain("(lease not acquired)");
+    expect(lease.down).toEqual([a, b]);
+    expect(lease.selfDowned).toBe(true);
+  });
+
+  it("never lists self as unreachable", () => {
+    const selfObserved = gossipOf({
+      members: [a, b].map((x, i) =>
+        memberFrom({ uniqueAddress: x, status: "up", upNumber: i + 1 }),
+      ),
+      reachability: markUnreachable(emptyReachability, a, b),
+    });
+    const fromB = sbrViewOf(
+      membershipStateOf({ latestGossip: selfObserved, selfUniqueAddress: b }),
+    );
+    expect(decideDowning({ type: "keep-majority" }, fromB)).toEqual({
+      type: "no-decision",
+      reason: "nothing-unreachable",
+    });
+  });
+});

@@ -1,5 +1,6 @@
 export type { Clock } from "./clock.js";
 export type { Crypto } from "./crypto.js";
+export type { Lease, LeaseProvider } from "./lease.js";
 export * from "./logger.js";
 export type { Random } from "./random.js";
 export type { Runtime } from "./runtime.js";

@@ -168,3 +168,104 @@ describe.each(SEEDS)("membership faults (seed %i)", (seed) => {
     expect(statuses.at(-1)).toBe("member-up");
   });
 });
+
+describe.each(SEEDS)("split brain resolver strategies (seed %i)", (seed) => {
+  const names = ["a", "b", "c", "d", "e"];
+  async function splitCluster(
+    downing: Record<string, unknown>,
+    sideA: string[],
+    sideB: string[],
+    extra: {
+      lease?: (name: string, h: SimClusterHarness) => import("../../src/ports/lease.js").Lease;
+    } = {},
+  ) {
+    const h = new SimClusterHarness(seed);
+    for (const n of names)
+      await h.member(n, {
+        seedNodes: ["a:2552", "b:2552", "c:2552"],
+        downing: { stableAfterMs: 2_000, ...downing } as never,
+        ...(extra.lease ? { lease: extra.lease(n, h) } : {}),
+      });
+    await h.until(() => upEverywhere(h, names), 60_000);
+    h.network.partition(sideA, sideB);
+    await h.world.advance(30_000);
+    const survivors = names.filter((n) => h.members.get(n)?.removedReason === undefined);
+    return { h, survivors };
+  }
+
+  it("static-quorum (quorumSize 3): the side with the quorum survives", async () => {
+    const { survivors } = await splitCluster(
+      { activeStrategy: "static-quorum", staticQuorum: { quorumSize: 3 } },
+      ["a", "b", "c"],
+      ["d", "e"],
+    );
+    expect(survivors).toEqual(["a", "b", "c"]);
+  });
+
+  it("keep-oldest: the side with the oldest member survives, even as the minority", async () => {
+    const { survivors } = await splitCluster(
+      { activeStrategy: "keep-oldest" },
+      ["a", "b"],
+      ["c", "d", "e"],
+    );
+    expect(survivors).toEqual(["a", "b"]);
+  });
+
+  it("keep-oldest with downIfAlone: an oldest member alone is downed, the rest survive", async () => {
+    const { survivors } = await splitCluster(
+      { activeStrategy: "keep-oldest", keepOldest: { downIfAlone: true } },
+      ["a"],
+      ["b", "c", "d", "e"],
+    );
+    expect(survivors).toEqual(["b", "c", "d", "e"]);
+  });
+
+  it("down-all: every member is downed", async () => {
+    const { survivors } = await splitCluster(
+      { activeStrategy: "down-all" },
+      ["a", "b", "c"],
+      ["d", "e"],
+    );
+    expect(survivors).toEqual([]);
+  });
+
+  it("lease-majority: the side that acquires the lease survives", async () => {
+    const { MemoryLeaseStore, MemoryLease } = await import(
+      "../../src/persistence/memory/memory-lease.js"
+    );
+    let store: InstanceType<typeof MemoryLeaseStore> | undefined;
+    const { survivors } = await splitCluster(
+      {
+        activeStrategy: "lease-majority",
+        leaseMajority: { leaseImplementation: "memory", acquireLeaseDelayForMinorityMs: 2_000 },
+      },
+      ["a", "b", "c"],
+      ["d", "e"],
+      {
+        // the node's runtime exists only once the member starts: build the lease lazily
+        lease: (n, h) => {
+          store ??= new MemoryLeaseStore(h.world.createRuntime("lease-db").clock);
+          const s = store;
+          let real: InstanceType<typeof MemoryLease> | undefined;
+          const get = () => {
+            const rt = h.world.getRuntime(n);
+            if (rt === undefined) throw new Error(`no runtime for ${n}`);
+            real ??= new MemoryLease(s, "sbr", n, rt.clock, rt.scheduler, {
+              ttlMs: 60_000,
+              heartbeatIntervalMs: 5_000,
+            });
+            return real;
+          };
+          return {
+            name: "sbr",
+            owner: n,
+            acquire: (onLost) => get().acquire(onLost),
+            release: () => get().release(),
+            checkLease: () => get().checkLease(),
+          };
+        },
+      },
+    );
+    expect(survivors).toEqual(["a", "b", "c"]);
+  });
+});

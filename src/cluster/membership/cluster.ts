@@ -20,7 +20,7 @@
  */
 import type { ActorSystem } from "../../actor/actor-system.js";
 import type { Disposable } from "../../base/disposable.js";
-import { ShardkitError } from "../../base/errors.js";
+import { ConfigError, ShardkitError } from "../../base/errors.js";
 import { decideDowning } from "../../core/downing/downing-decision.js";
 import { downingStrategyOf } from "../../core/downing/downing-strategy.js";
 import {
@@ -87,6 +87,7 @@ import {
   uniqueAddressToString,
 } from "../../core/membership/unique-address.js";
 import { vectorClockOf } from "../../core/membership/vector-clock.js";
+import type { Lease } from "../../ports/lease.js";
 import type { Logger } from "../../ports/logger.js";
 import type { Peer } from "../remoting/inbound-connection.js";
 import type { Remoting } from "../remoting/remoting.js";
@@ -106,6 +107,8 @@ export interface ClusterOptions {
   readonly settings?: Partial<ClusterSettings>;
   readonly failureDetector?: Partial<PhiAccrualSettings>;
   readonly downing?: SbrSettingsOverrides;
+  /** Required by the lease-majority strategy: the lease the surviving side must hold. */
+  readonly lease?: Lease;
   /** Called once when this member is downed or removed; default: terminate the system. */
   readonly onSelfRemoved?: (reason: string) => void;
 }
@@ -166,6 +169,12 @@ export class Cluster {
       stableAfterMs: this.sbrSettings.stableAfterMs,
       downAllWhenUnstableMs: downAllWhenUnstableMsOf(this.sbrSettings),
     });
+    if (this.sbrSettings.activeStrategy === "lease-majority" && options.lease === undefined)
+      throw new ConfigError(
+        "downing.activeStrategy",
+        "lease-majority",
+        "a strategy other than lease-majority, or a `lease` option",
+      );
     this.roles = [...(options.roles ?? [])];
     this.appVersion = options.appVersion ?? "1.0.0";
   }
@@ -478,15 +487,38 @@ export class Cluster {
     if (tick.type !== "decide") return;
     const outcome = decideDowning(downingStrategyOf(this.sbrSettings), sbrViewOf(this.ms), {});
     if (outcome.type === "acquire-lease") {
-      // lease-majority needs a Lease (not wired yet): without one this side cannot prove it
-      // may survive, so it keeps waiting and says why.
-      this.log.warn("split brain resolver: lease-majority needs a lease; no decision", {
-        reason: outcome.reason,
-      });
+      this.acquireLeaseThenDecide(outcome.delayMs);
       return;
     }
     if (outcome.type !== "down") return;
     this.applyDowning(outcome.down, outcome.reason);
+  }
+
+  private leaseInFlight = false;
+
+  /** lease-majority: after `delayMs` (the minority waits), try the lease, then decide. */
+  private acquireLeaseThenDecide(delayMs: number): void {
+    const lease = this.options.lease;
+    if (lease === undefined || this.leaseInFlight) return;
+    this.leaseInFlight = true;
+    this.system.runtime.scheduler.schedule(delayMs, () => {
+      lease.acquire().then(
+        (acquired) => this.decideWithLease(acquired),
+        (error: unknown) => {
+          this.log.warn("split brain resolver: lease store unreachable", { error });
+          this.decideWithLease(false);
+        },
+      );
+    });
+  }
+
+  private decideWithLease(leaseAcquired: boolean): void {
+    this.leaseInFlight = false;
+    if (this.stopped) return;
+    const outcome = decideDowning(downingStrategyOf(this.sbrSettings), sbrViewOf(this.ms), {
+      leaseAcquired,
+    });
+    if (outcome.type === "down") this.applyDowning(outcome.down, outcome.reason);
   }
 
   /** The SBR of each side decides on that side's leader: the first reachable up member. */

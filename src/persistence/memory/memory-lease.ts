@@ -1,0 +1,145 @@
+/**
+ * In-memory leases for tests and the simulator: one `MemoryLeaseStore` stands for the
+ * shared database; each `MemoryLease` renews itself every `heartbeatIntervalMs` while
+ * held and expires `ttlMs` after the last renewal (clock and timers are ports, so the
+ * simulator can partition a node away from the store with `store.blackhole(owner)`).
+ */
+import type { Disposable } from "../../base/disposable.js";
+import { ConfigError } from "../../base/errors.js";
+import type { Clock } from "../../ports/clock.js";
+import type { Lease } from "../../ports/lease.js";
+import type { Scheduler } from "../../ports/scheduler.js";
+
+interface Holder {
+  owner: string;
+  expiresAt: number;
+}
+
+export interface LeaseTimings {
+  /** A lease not renewed for this long is free again. */
+  readonly ttlMs: number;
+  /** A holder renews this often (must be well below ttlMs). */
+  readonly heartbeatIntervalMs: number;
+}
+
+export const defaultLeaseTimings: LeaseTimings = Object.freeze({
+  ttlMs: 120_000,
+  heartbeatIntervalMs: 12_000,
+});
+
+export function validateLeaseTimings(t: LeaseTimings, prefix = "lease."): LeaseTimings {
+  if (!(t.ttlMs > 0) || !Number.isFinite(t.ttlMs))
+    throw new ConfigError(`${prefix}ttlMs`, t.ttlMs, "a duration in ms > 0");
+  if (!(t.heartbeatIntervalMs > 0) || t.heartbeatIntervalMs >= t.ttlMs)
+    throw new ConfigError(
+      `${prefix}heartbeatIntervalMs`,
+      t.heartbeatIntervalMs,
+      `a duration in ms in (0, ttlMs=${t.ttlMs})`,
+    );
+  return t;
+}
+
+/** The shared store all leases of a test talk to. */
+export class MemoryLeaseStore {
+  private readonly holders = new Map<string, Holder>();
+  private readonly unreachableOwners = new Set<string>();
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Makes the store unreachable for `owner` (its operations fail) until `heal`. */
+  blackhole(owner: string): void {
+    this.unreachableOwners.add(owner);
+  }
+  heal(owner: string): void {
+    this.unreachableOwners.delete(owner);
+  }
+
+  holderOf(name: string): string | undefined {
+    const h = this.holders.get(name);
+    return h !== undefined && h.expiresAt > this.clock.now() ? h.owner : undefined;
+  }
+
+  /** @internal */
+  tryAcquire(name: string, owner: string, ttlMs: number): boolean {
+    this.assertReachable(owner);
+    const now = this.clock.now();
+    const h = this.holders.get(name);
+    if (h !== undefined && h.owner !== owner && h.expiresAt > now) return false;
+    this.holders.set(name, { owner, expiresAt: now + ttlMs });
+    return true;
+  }
+
+  /** @internal */
+  release(name: string, owner: string): boolean {
+    this.assertReachable(owner);
+    const h = this.holders.get(name);
+    if (h === undefined || h.owner !== owner) return false;
+    this.holders.delete(name);
+    return true;
+  }
+
+  private assertReachable(owner: string): void {
+    if (this.unreachableOwners.has(owner)) throw new Error(`lease store unreachable from ${owner}`);
+  }
+}
+
+export class MemoryLease implements Lease {
+  private heldUntil = Number.NEGATIVE_INFINITY;
+  private renewal: Disposable | null = null;
+  private onLost: ((reason: unknown) => void) | undefined;
+
+  constructor(
+    private readonly store: MemoryLeaseStore,
+    readonly name: string,
+    readonly owner: string,
+    private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
+    private readonly timings: LeaseTimings = defaultLeaseTimings,
+  ) {
+    validateLeaseTimings(timings);
+  }
+
+  async acquire(onLost?: (reason: unknown) => void): Promise<boolean> {
+    this.onLost = onLost;
+    const ok = this.store.tryAcquire(this.name, this.owner, this.timings.ttlMs);
+    if (!ok) return false;
+    this.heldUntil = this.clock.now() + this.timings.ttlMs;
+    this.scheduleRenewal();
+    return true;
+  }
+
+  async release(): Promise<boolean> {
+    this.renewal?.dispose();
+    this.renewal = null;
+    this.heldUntil = Number.NEGATIVE_INFINITY;
+    return this.store.release(this.name, this.owner);
+  }
+
+  checkLease(): boolean {
+    return this.clock.now() < this.heldUntil;
+  }
+
+  private scheduleRenewal(): void {
+    this.renewal?.dispose();
+    this.renewal = this.scheduler.schedule(this.timings.heartbeatIntervalMs, () => {
+      this.renewal = null;
+      try {
+        if (this.store.tryAcquire(this.name, this.owner, this.timings.ttlMs)) {
+          this.heldUntil = this.clock.now() + this.timings.ttlMs;
+          this.scheduleRenewal();
+          return;
+        }
+        this.lost(new Error("lease taken by another owner"));
+      } catch (error) {
+        // Unreachable store: keep believing until the ttl passes, retry meanwhile.
+        if (this.checkLease()) this.scheduleRenewal();
+        else this.lost(error);
+      }
+    });
+  }
+
+  private lost(reason: unknown): void {
+    this.heldUntil = Number.NEGATIVE_INFINITY;
+    this.onLost?.(reason);
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * Lease port: a named, time-limited exclusive right held by one owner at a time, backed
+ * by something all sides of a network partition can reach (a database). The split brain
+ * resolver's lease-majority strategy lets only the side that holds the lease survive; a
+ * singleton may require one before it starts.
+ *
+ * Holding a lease is only ever *believed* locally: `checkLease()` is true while the last
+ * successful acquire/renewal is younger than the lease's time-to-live, so an owner that
+ * can no longer renew stops believing it holds the lease before anyone else can take it.
+ */
+export interface Lease {
+  /** The lease's name (what is locked). */
+  readonly name: string;
+  /** Who this instance acquires for. */
+  readonly owner: string;
+  /**
+   * Tries to acquire (or renew) the lease. Resolves true when held, false when another
+   * owner holds it. `onLost` is called if a held lease is later lost (renewal failed).
+   */
+  acquire(onLost?: (reason: unknown) => void): Promise<boolean>;
+  /** Gives the lease up; resolves true if it was held. */
+  release(): Promise<boolean>;
+  /** True while this owner believes it holds the lease (see the module comment). */
+  checkLease(): boolean;
+}
+
+/** Creates the lease for a name and owner (so components can make their own). */
+export type LeaseProvider = (name: string, owner: string) => Lease;

@@ -6,6 +6,7 @@ import { type BenchGroup, formatTable, type Metric } from "./harness.js";
 
 const groups: Record<string, () => Promise<BenchGroup>> = {
   actor: async () => (await import("./actor.js")).actorGroup,
+  remote: async () => (await import("./remote.js")).remoteGroup,
 };
 
 async function main(): Promise<void> {

@@ -140,6 +140,7 @@ export interface FrameWriterOptions extends Partial<FramingSettings> {
 }
 
 const DEFAULT_BUFFER_SIZE_INITIAL_BYTES = 65_536;
+const EMPTY_BUFFER = new Uint8Array(0);
 
 /**
  * Coalesces many frames into one contiguous byte range for a single socket write.
@@ -167,7 +168,8 @@ export class FrameWriter {
     if (!Number.isInteger(initial) || initial < 1)
       throw new ConfigError("bufferSizeInitialBytes", initial, "a positive integer");
     this.bufferSizeInitialBytes = initial;
-    this.buf = new Uint8Array(initial);
+    // Allocated on first append: an idle association must not hold buffers.
+    this.buf = EMPTY_BUFFER;
   }
 
   /** Bytes appended since the last `take`. */

@@ -88,6 +88,8 @@ export function formatEvent(e: ClusterEvent): string {
       return `reachable ${nameOf(e.member.uniqueAddress)}`;
     case "leader-changed":
       return `leader-changed ${e.leader === undefined ? "none" : nameOf(e.leader)}`;
+    case "role-leader-changed":
+      return `role-leader-changed ${e.role} ${e.leader === undefined ? "none" : nameOf(e.leader)}`;
   }
 }
 

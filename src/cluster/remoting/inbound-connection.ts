@@ -58,7 +58,11 @@ export class InboundConnection {
     private readonly conn: Connection,
   ) {
     this.decoder = new FrameDecoder({ frameSizeMaxBytes: host.settings.frameSizeMaxBytes });
-    this.writer = new FrameWriter({ frameSizeMaxBytes: host.settings.frameSizeMaxBytes });
+    // This side only writes the handshake answer and acks: a small buffer suffices.
+    this.writer = new FrameWriter({
+      frameSizeMaxBytes: host.settings.frameSizeMaxBytes,
+      bufferSizeInitialBytes: 4096,
+    });
     host.stats.inboundConnections++;
     conn.setHandlers({
       onData: (chunk) => this.onData(chunk),
@@ -213,6 +217,14 @@ export class InboundConnection {
   }
 
   private onClose(_reason: CloseReason): void {
+    if (!this.closed && this.decoder.bufferedBytes > 0) {
+      this.host.stats.badFrames++;
+      this.host.badInput(
+        "inbound connection closed",
+        this.remoteLabel,
+        "closed in the middle of a frame",
+      );
+    }
     this.closed = true;
     this.handshakeTimer?.dispose();
     this.handshakeTimer = null;

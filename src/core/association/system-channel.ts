@@ -76,9 +76,13 @@ export class SystemMessageSender {
     return head === undefined ? 0 : nowMs - head.enqueuedAt;
   }
 
-  /** Forgets everything (the peer incarnation is gone). */
+  /**
+   * Forgets everything and restarts numbering at 1: the peer incarnation is gone, and a
+   * new one starts with a fresh receiver that expects seq 1.
+   */
   clear(): void {
     this.unacked.clear();
+    this.nextSeq = 1n;
   }
 }
 

@@ -12,10 +12,15 @@
  * changes made elsewhere, and only a diff reports all of them exactly once.
  */
 import { assertNever } from "../../base/assert.js";
-import { findMember } from "./gossip.js";
+import { allRoles, findMember } from "./gossip.js";
 import { type Member, memberFrom } from "./member.js";
 import type { MemberStatus } from "./member-status.js";
-import { dcReachabilityNoOutsideNodes, leader, type MembershipState } from "./membership-state.js";
+import {
+  dcReachabilityNoOutsideNodes,
+  leader,
+  type MembershipState,
+  roleLeader,
+} from "./membership-state.js";
 import { allUnreachableOrTerminated } from "./reachability.js";
 import {
   type UniqueAddress,
@@ -53,11 +58,19 @@ export interface LeaderChangedEvent {
 }
 
 /** Everything the membership model reports to subscribers. */
+/** The leader among members with `role` changed (undefined: no such member). */
+export interface RoleLeaderChangedEvent {
+  readonly type: "role-leader-changed";
+  readonly role: string;
+  readonly leader: UniqueAddress | undefined;
+}
+
 export type ClusterEvent =
   | MemberStatusEvent
   | MemberRemovedEvent
   | ReachabilityEvent
-  | LeaderChangedEvent;
+  | LeaderChangedEvent
+  | RoleLeaderChangedEvent;
 
 function statusEvent(member: Member): MemberStatusEvent | undefined {
   switch (member.status) {
@@ -139,12 +152,20 @@ export function diffClusterEvents(before: MembershipState, after: MembershipStat
     ...diffMemberEvents(before, after),
     ...diffReachabilityEvents(before, after),
   ];
-  const oldLeader = leader(before);
   const newLeader = leader(after);
-  const same =
-    oldLeader === undefined || newLeader === undefined
-      ? oldLeader === newLeader
-      : uniqueAddressEquals(oldLeader, newLeader);
-  if (!same) events.push({ type: "leader-changed", leader: newLeader });
+  if (!sameNode(leader(before), newLeader))
+    events.push({ type: "leader-changed", leader: newLeader });
+  const roles = [
+    ...new Set([...allRoles(before.latestGossip), ...allRoles(after.latestGossip)]),
+  ].sort();
+  for (const role of roles) {
+    const now = roleLeader(after, role);
+    if (!sameNode(roleLeader(before, role), now))
+      events.push({ type: "role-leader-changed", role, leader: now });
+  }
   return events;
+}
+
+function sameNode(a: UniqueAddress | undefined, b: UniqueAddress | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : uniqueAddressEquals(a, b);
 }

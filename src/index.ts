@@ -9,5 +9,23 @@ export * from "./actor/index.js";
 export * from "./api/index.js";
 export type { Disposable } from "./base/disposable.js";
 export { TransportError } from "./base/errors.js";
+export {
+  Cluster,
+  type ClusterEventHandler,
+  type ClusterOptions,
+  type ClusterState,
+} from "./cluster/membership/index.js";
+export {
+  RemoteActorRef,
+  Remoting,
+  type RemotingOptions,
+  type RemotingSettings,
+  type RemotingStats,
+} from "./cluster/remoting/index.js";
+export type { SbrSettings } from "./core/downing/sbr-settings.js";
+export type { ClusterEvent } from "./core/membership/cluster-events.js";
+export type { ClusterSettings } from "./core/membership/cluster-settings.js";
+export { MemoryLease, MemoryLeaseStore } from "./persistence/memory/memory-lease.js";
 export type { Clock, Logger, LogLevel, Random, Runtime, Scheduler } from "./ports/index.js";
+export type { Lease, LeaseProvider } from "./ports/lease.js";
 export { createNodeRuntime, type NodeRuntimeOptions } from "./runtime/node/index.js";

@@ -50,6 +50,17 @@ describe("examples", () => {
     expect(code).toBe(0);
   }, 40_000);
 
+  it("three cluster members over TCP join, agree, and one leaves", async () => {
+    const base = 30_000 + (process.pid % 5_000) * 3;
+    const { code, out } = await run(
+      ["examples/cluster-three-nodes.ts", "--base-port", String(base)],
+      30_000,
+    );
+    expect(out).toContain("all three Up");
+    expect(out).toMatch(/node \d+ left; members now \d+, \d+/);
+    expect(code).toBe(0);
+  }, 40_000);
+
   it("the README actor example runs", async () => {
     const { code, out } = await run(["examples/readme-actor.ts"], 20_000);
     expect(out.split("\n")[0]).toBe("2");

@@ -322,8 +322,11 @@ export class Cluster {
   }
 
   /** Reacts to this member's own status: exiting -> confirm; down/removed -> stop. */
+  private leftGracefully = false;
+
   private checkSelf(): void {
     const me = selfMember(this.ms);
+    if (me?.status === "leaving" || me?.status === "exiting") this.leftGracefully = true;
     if (me?.status === "exiting") this.confirmExiting();
     const removed = me === undefined && this.joinedOnce;
     if (me?.status === "down") this.selfRemoved("this member was downed");
@@ -346,7 +349,9 @@ export class Cluster {
   private selfRemoved(reason: string): void {
     if (this.selfRemovedSignalled) return;
     this.selfRemovedSignalled = true;
-    this.log.warn("leaving the cluster and stopping", { reason });
+    // After a graceful leave, removal is the expected end; anything else is a warning.
+    if (this.leftGracefully) this.log.info("left the cluster; stopping", { reason });
+    else this.log.warn("removed from the cluster; stopping", { reason });
     for (const cb of this.onRemovedCallbacks.splice(0)) cb();
     const handler = this.options.onSelfRemoved;
     if (handler !== undefined) handler(reason);

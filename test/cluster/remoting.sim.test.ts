@@ -302,3 +302,29 @@ describe("remoting send failures (simulator)", () => {
     expect(String((dead[1]?.cause as Error | undefined)?.message)).toMatch(/frame|large|size/i);
   });
 });
+
+describe("remoting outbound bounds (simulator)", () => {
+  it("a full outbound queue drops to dead letters, counted, and the rest flows after heal", async () => {
+    const c = new SimCluster(11);
+    const a = await c.node("a", { outboundQueueMax: 100, reconnectBackoffMaxMs: 200 });
+    const b = await c.node("b");
+    const got: number[] = [];
+    b.system.spawn(
+      Behaviors.receiveMessage<number>((n) => void got.push(n)),
+      "sink",
+    );
+    const sink = a.remoting.actorRefFor<number>(b.remoting.address, "/user/sink");
+    sink.tell(-1);
+    await c.until(() => got.length === 1, 5_000);
+    c.network.partition(["a"], ["b"]);
+    await c.world.advance(6_000); // the connection is reset; a queues while reconnecting
+    const dead: string[] = [];
+    a.system.eventStream.subscribe("DeadLetter", (e) => dead.push(e.reason));
+    for (let i = 0; i < 150; i++) sink.tell(i);
+    expect(a.remoting.stats.outboundOverflow).toBe(50);
+    expect(dead.filter((r) => r === "queue-overflow")).toHaveLength(50);
+    c.network.heal();
+    await c.until(() => got.length === 101, 30_000);
+    expect(got.slice(1)).toEqual([...Array(100).keys()]);
+  });
+});

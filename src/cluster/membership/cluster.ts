@@ -44,6 +44,7 @@ import {
   emptyGossip,
   findMember,
   type Gossip,
+  hasTombstone,
   markAsDown,
   pruneTombstones,
   updateMembers,
@@ -125,6 +126,8 @@ export interface ClusterState {
 export type ClusterEventHandler = (event: ClusterEvent) => void;
 
 const key = uniqueAddressToString;
+/** Bound of the per-member "told it was removed" rate-limit table. */
+const REMOVED_NOTICES_TRACKED_MAX = 1_000;
 
 export class Cluster {
   readonly settings: Readonly<ClusterSettings>;
@@ -296,7 +299,45 @@ export class Cluster {
     this.checkSelf();
   }
 
+  private readonly toldRemoved = new Map<string, number>();
+
+  /** Sends our gossip (with its tombstone) to a removed member, at most once per interval. */
+  private tellRemovedMember(node: UniqueAddress): void {
+    const k = key(node);
+    const now = this.now();
+    const last = this.toldRemoved.get(k);
+    if (last !== undefined && now - last < this.settings.gossipIntervalMs) return;
+    if (this.toldRemoved.size >= REMOVED_NOTICES_TRACKED_MAX) this.toldRemoved.clear();
+    this.toldRemoved.set(k, now);
+    this.sendGossip(node);
+  }
+
+  /**
+   * A removed incarnation may never talk to this node again: quarantine it in remoting
+   * (clears its queues, stops redialling, refuses its handshakes). A downed member at
+   * once; a member that left gracefully after quarantineRemovedNodeAfterMs, so the
+   * final gossip telling it that it was removed can still reach it.
+   */
+  private quarantineRemoved(member: Member, previousStatus: string): void {
+    const node = member.uniqueAddress;
+    const a = node.address;
+    const quarantine = () =>
+      this.remoting.quarantine(
+        { systemName: a.system, host: a.host, port: a.port, hostPort: `${a.host}:${a.port}` },
+        BigInt(node.uid),
+        `cluster member removed (was ${previousStatus})`,
+      );
+    if (previousStatus === "down") quarantine();
+    else
+      this.system.runtime.scheduler.schedule(
+        this.settings.quarantineRemovedNodeAfterMs,
+        quarantine,
+      );
+  }
+
   private publish(e: ClusterEvent): void {
+    if (e.type === "member-removed" && key(e.member.uniqueAddress) !== key(this.self))
+      this.quarantineRemoved(e.member, e.previousStatus);
     if (e.type === "member-up" && key(e.member.uniqueAddress) === key(this.self))
       for (const cb of this.onUpCallbacks.splice(0)) cb();
     for (const h of [...this.handlers]) {
@@ -601,7 +642,8 @@ export class Cluster {
           );
         return;
       case MembershipKind.Heartbeat:
-        this.send(from.address, { kind: MembershipKind.HeartbeatRsp, seq: m.seq });
+        if (!hasTombstone(this.ms.latestGossip, from))
+          this.send(from.address, { kind: MembershipKind.HeartbeatRsp, seq: m.seq });
         return;
       case MembershipKind.HeartbeatRsp:
         this.detectors.get(key(from))?.heartbeat(this.now());
@@ -629,6 +671,9 @@ export class Cluster {
     );
     if (r.type === "ignored") {
       if (r.reason === "self-removed") this.selfRemoved("the cluster removed this member");
+      // A removed member that still talks (e.g. it was paused while being downed) must
+      // learn of its tombstone, or it would run on as a zombie.
+      else if (r.reason === "sender-removed") this.tellRemovedMember(from);
       return;
     }
     this.joinedOnce = true;
@@ -641,6 +686,10 @@ export class Cluster {
     try {
       v = vectorClockOf(version);
     } catch {
+      return;
+    }
+    if (hasTombstone(this.ms.latestGossip, from)) {
+      this.tellRemovedMember(from);
       return;
     }
     const reply = receiveGossipStatus(this.ms, { from, version: v, seenDigest });

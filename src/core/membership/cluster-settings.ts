@@ -57,6 +57,9 @@ export interface ClusterSettings {
   readonly downRemovalMarginMs: number;
   /** Tombstones of removed members are dropped from the gossip after this long. > 0. */
   readonly pruneGossipTombstonesAfterMs: number;
+  /** A removed member's incarnation is quarantined in remoting this long after removal
+   * (time for the final gossip to reach it); it can never talk to the cluster again. > 0. */
+  readonly quarantineRemovedNodeAfterMs: number;
 }
 
 /** Defaults (seed 002; the gossip probability numbers as the seed describes them). */
@@ -79,6 +82,7 @@ export const DEFAULT_CLUSTER_SETTINGS: ClusterSettings = Object.freeze({
   expectedResponseAfterMs: 1000,
   downRemovalMarginMs: 0,
   pruneGossipTombstonesAfterMs: 86_400_000,
+  quarantineRemovedNodeAfterMs: 5_000,
 });
 
 /** A duration strictly greater than zero. */
@@ -123,6 +127,7 @@ const RULES: RulesOf<ClusterSettings> = {
   expectedResponseAfterMs: positiveMs(),
   downRemovalMarginMs: ms(0),
   pruneGossipTombstonesAfterMs: positiveMs(),
+  quarantineRemovedNodeAfterMs: positiveMs(),
 };
 
 /**

@@ -25,6 +25,13 @@ export {
   type NodeSchedulerOptions,
 } from "./node-scheduler.js";
 export {
+  installSignalHandlers,
+  SHUTDOWN_SIGNALS,
+  type SignalHandlerOptions,
+  type SignalTarget,
+  shutdownReasonOfSignal,
+} from "./signals.js";
+export {
   TcpTransport,
   TRANSPORT_LOG_BURST_MAX,
   TRANSPORT_LOG_INTERVAL_MS,

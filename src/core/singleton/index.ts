@@ -1,0 +1,14 @@
+/**
+ * Cluster singleton (sans-IO, DESIGN.md §1 core/singleton): the manager machine that
+ * runs exactly one instance on the oldest eligible member with the role, handing it over
+ * when that member leaves and taking it over when it is downed and removed; the proxy
+ * machine that locates the instance and buffers messages until then. The drivers in
+ * cluster/ feed membership, messages and timers in and perform the outputs.
+ */
+export * from "./singleton-errors.js";
+export * from "./singleton-manager.js";
+export * from "./singleton-manager-types.js";
+export * from "./singleton-members.js";
+export * from "./singleton-messages.js";
+export * from "./singleton-proxy.js";
+export * from "./singleton-settings.js";

@@ -22,9 +22,11 @@ export {
   type RemotingSettings,
   type RemotingStats,
 } from "./cluster/remoting/index.js";
+export * from "./cluster/shutdown/index.js";
 export type { SbrSettings } from "./core/downing/sbr-settings.js";
 export type { ClusterEvent } from "./core/membership/cluster-events.js";
 export type { ClusterSettings } from "./core/membership/cluster-settings.js";
+export * from "./core/shutdown/index.js";
 export { MemoryLease, MemoryLeaseStore } from "./persistence/memory/memory-lease.js";
 export type { Clock, Logger, LogLevel, Random, Runtime, Scheduler } from "./ports/index.js";
 export type { Lease, LeaseProvider } from "./ports/lease.js";

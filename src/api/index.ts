@@ -1,3 +1,4 @@
+export { ClusterNode, type ClusterNodeOptions } from "./cluster-node.js";
 export {
   type EntityId,
   envelopeExtractor,

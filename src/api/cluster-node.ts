@@ -1,0 +1,104 @@
+/**
+ * ClusterNode: one call to start a cluster member — actor system, remoting over TCP
+ * (optionally TLS and a shared secret), membership, coordinated shutdown and (in the
+ * real runtime) SIGTERM/SIGINT handling. `node.shutdown(reason)` runs the shutdown
+ * phases: leave the cluster, wait until removed, stop the actor system.
+ *
+ * In the simulator, pass `runtime` and `transport` from runtime/sim; signals are then
+ * not installed.
+ */
+
+import { ActorSystem } from "../actor/actor-system.js";
+import type { ActorSettings } from "../actor/settings.js";
+import type { Disposable } from "../base/disposable.js";
+import { Cluster, type ClusterOptions } from "../cluster/membership/cluster.js";
+import { Remoting } from "../cluster/remoting/remoting.js";
+import type { RemotingSettings } from "../cluster/remoting/remoting-settings.js";
+import { installClusterShutdown } from "../cluster/shutdown/cluster-shutdown.js";
+import { CoordinatedShutdown } from "../cluster/shutdown/coordinated-shutdown.js";
+import type { ShutdownReason } from "../core/shutdown/shutdown-reason.js";
+import type { ShutdownSettingsOverrides } from "../core/shutdown/shutdown-settings.js";
+import type { Crypto } from "../ports/crypto.js";
+import type { Runtime } from "../ports/runtime.js";
+import type { Transport } from "../ports/transport.js";
+import type { SerializerRegistry } from "../protocol/serializer-registry.js";
+import { createNodeRuntime } from "../runtime/node/index.js";
+import { nodeCrypto } from "../runtime/node/node-crypto.js";
+import { installSignalHandlers } from "../runtime/node/signals.js";
+import { TcpTransport } from "../runtime/node/tcp-transport.js";
+import type { TcpTransportOptions } from "../runtime/node/tcp-transport-options.js";
+
+export interface ClusterNodeOptions extends Omit<ClusterOptions, "onSelfRemoved"> {
+  /** Actor system (cluster) name; every member of a cluster uses the same. */
+  readonly systemName: string;
+  readonly host?: string;
+  /** 0 = any free port. */
+  readonly port?: number;
+  /** Remoting settings besides host and port (secret, bounds, timeouts). */
+  readonly remoting?: Omit<Partial<RemotingSettings>, "host" | "port">;
+  /** TCP/TLS options of the default transport. */
+  readonly tcp?: TcpTransportOptions;
+  readonly actor?: Partial<ActorSettings>;
+  readonly shutdown?: ShutdownSettingsOverrides;
+  /** Register user serializers. */
+  readonly configureSerializers?: (registry: SerializerRegistry) => void;
+  /** Simulator or custom wiring: the runtime and transport to use instead of the real ones. */
+  readonly runtime?: Runtime;
+  readonly transport?: Transport;
+  readonly crypto?: Crypto;
+}
+
+export class ClusterNode {
+  private constructor(
+    readonly system: ActorSystem,
+    readonly remoting: Remoting,
+    readonly cluster: Cluster,
+    readonly coordinatedShutdown: CoordinatedShutdown,
+    private readonly signals: Disposable | undefined,
+  ) {}
+
+  /** Starts a member and begins joining (through `seedNodes`, or call `cluster.join`). */
+  static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
+    const real = options.runtime === undefined;
+    const runtime = options.runtime ?? createNodeRuntime();
+    const system = ActorSystem.create({
+      name: options.systemName,
+      runtime,
+      settings: options.actor,
+    });
+    const remoting = await Remoting.start(system, {
+      transport: options.transport ?? new TcpTransport({ logger: runtime.logger, ...options.tcp }),
+      settings: {
+        ...options.remoting,
+        host: options.host ?? "127.0.0.1",
+        port: options.port ?? 2552,
+      },
+      crypto: options.crypto ?? (real ? nodeCrypto : undefined),
+      configureSerializers: options.configureSerializers,
+    });
+    const shutdown = new CoordinatedShutdown({ runtime, settings: options.shutdown });
+    // Being downed or removed runs the shutdown phases (installClusterShutdown watches
+    // for it), instead of the Cluster's default of terminating the system at once.
+    const cluster = Cluster.start(system, remoting, { ...options, onSelfRemoved: () => {} });
+    installClusterShutdown(shutdown, cluster, system);
+    const signals =
+      real && shutdown.settings.runOnSignals
+        ? installSignalHandlers((reason) => shutdown.run(reason), { logger: runtime.logger })
+        : undefined;
+    return new ClusterNode(system, remoting, cluster, shutdown, signals);
+  }
+
+  /** This node as `system@host:port`. */
+  get address(): string {
+    return this.remoting.address;
+  }
+
+  /** Runs coordinated shutdown (leave, wait for removal, stop); resolves with the reason. */
+  async shutdown(reason: ShutdownReason = "user"): Promise<ShutdownReason> {
+    try {
+      return await this.coordinatedShutdown.run(reason);
+    } finally {
+      this.signals?.dispose();
+    }
+  }
+}

@@ -23,6 +23,12 @@ export {
   type RemotingStats,
 } from "./cluster/remoting/index.js";
 export * from "./cluster/shutdown/index.js";
+export {
+  ClusterSingleton,
+  type ClusterSingletonOptions,
+  type SingletonHost,
+  SingletonNameTakenError,
+} from "./cluster/singleton/index.js";
 export type { SbrSettings } from "./core/downing/sbr-settings.js";
 export type { ClusterEvent } from "./core/membership/cluster-events.js";
 export type { ClusterSettings } from "./core/membership/cluster-settings.js";

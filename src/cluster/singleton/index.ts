@@ -1,0 +1,6 @@
+export {
+  ClusterSingleton,
+  type ClusterSingletonOptions,
+  type SingletonHost,
+  SingletonNameTakenError,
+} from "./cluster-singleton.js";

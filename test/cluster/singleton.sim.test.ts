@@ -205,3 +205,48 @@ describe.each([1, 2])("cluster singleton take-over with manual downing (seed %i)
     },
   );
 });
+
+describe("cluster singleton with a lease", () => {
+  it("does not start the instance until the lease is acquired", async () => {
+    const { MemoryLeaseStore, MemoryLease } = await import(
+      "../../src/persistence/memory/memory-lease.js"
+    );
+    const world = new SimWorld({ seed: 5 });
+    const network = new SimNetwork(world);
+    const runtime = world.createRuntime("a");
+    const store = new MemoryLeaseStore(runtime.clock);
+    // Someone else holds the lease for the first 10 s.
+    new MemoryLease(store, "singleton-leased", "intruder", runtime.clock, runtime.scheduler, {
+      ttlMs: 10_000,
+      heartbeatIntervalMs: 9_000,
+    })
+      .acquire()
+      .then(() => store.blackhole("intruder")); // its renewals fail: the lease expires at 10 s
+    let startedAt = -1;
+    ClusterNode.start({
+      systemName: "app",
+      host: "a",
+      port: 2552,
+      seedNodes: ["a:2552"],
+      settings: FAST,
+      runtime,
+      transport: network.transportFor("a"),
+    }).then((node) => {
+      ClusterSingleton.init<string>(node, {
+        name: "leased",
+        behavior: Behaviors.setup<string>(() => {
+          startedAt = world.now;
+          return Behaviors.ignore;
+        }),
+        lease: new MemoryLease(store, "singleton-leased", "a", runtime.clock, runtime.scheduler, {
+          ttlMs: 10_000,
+          heartbeatIntervalMs: 2_000,
+        }),
+        settings: { leaseRetryIntervalMs: 1_000 },
+      });
+    });
+    expect(await world.runUntil(() => startedAt >= 0, 30_000)).toBe(true);
+    expect(startedAt).toBeGreaterThanOrEqual(10_000);
+    expect(store.holderOf("singleton-leased")).toBe("a");
+  });
+});

@@ -111,7 +111,11 @@ class Harness {
     const node = this.nodes.get(from);
     if (proxy === undefined || node === undefined) throw new Error(`no node ${from}`);
     let answer: string | undefined;
-    const sink = node.system.spawn(Behaviors.receiveMessage<string>((s) => void (answer = s)));
+    const sink = node.system.spawn(
+      Behaviors.receiveMessage<string>((s) => {
+        answer = s;
+      }),
+    );
     proxy.tell({ type: "where", replyTo: sink });
     await this.until(() => answer !== undefined, 20_000);
     return answer as string;

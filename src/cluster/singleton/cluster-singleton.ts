@@ -142,7 +142,7 @@ function managerBehavior<M>(
   options: ClusterSingletonOptions<M>,
 ): Behavior<ManagerMsg> {
   return Behaviors.setup<ManagerMsg>((ctx) => {
-    const { cluster, remoting, system } = host;
+    const { cluster, remoting } = host;
     const machine = new SingletonManagerMachine<unknown>({
       self: cluster.self,
       role: options.role,

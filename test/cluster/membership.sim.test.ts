@@ -3,9 +3,10 @@
  * several seeds. A failure names its seed.
  */
 import { describe, expect, it } from "vitest";
+import { simSeeds } from "../support/sim-seeds.js";
 import { SimClusterHarness } from "./sim-cluster.js";
 
-const SEEDS = [1, 2, 3];
+const SEEDS = simSeeds([1, 2, 3]);
 const seeds = ["a:2552", "b:2552", "c:2552"];
 
 function upEverywhere(h: SimClusterHarness, names: string[]): boolean {

@@ -5,9 +5,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { type ActorRef, ask, Behaviors } from "../../src/actor/index.js";
+import { simSeeds } from "../support/sim-seeds.js";
 import { SimCluster } from "./sim-remoting.js";
 
-const SEEDS = [1, 2, 3, 4, 5];
+const SEEDS = simSeeds([1, 2, 3, 4, 5]);
 
 type Ping = { n: number; replyTo: ActorRef<number> };
 const echo = Behaviors.receiveMessage<Ping>((m) => m.replyTo.tell(m.n + 1));

@@ -1,0 +1,93 @@
+/**
+ * Settings of the shard coordinator (one object, DESIGN.md §4 rule 2): every timeout,
+ * interval and limit with its unit in the name, a written-down default and validation
+ * that names the key. `resolveCoordinatorSettings` is the only way the machine gets them.
+ */
+import { ConfigError } from "../../base/errors.js";
+import { bool, int, ms, type RulesOf, resolveSettings } from "../../base/settings.js";
+
+/** Settings of the shard coordinator. */
+export interface CoordinatorSettings {
+  /**
+   * How often the driver feeds `rebalance-tick` (ms, >= 1). The machine does not time
+   * the ticks itself; each tick asks the strategy for shards to move.
+   */
+  readonly rebalanceIntervalMs: number;
+  /**
+   * A hand-off (BeginHandOff .. ShardStopped) that does not finish within this many ms is
+   * aborted: the shard stays with its old owner (ms, >= 1).
+   */
+  readonly handOffTimeoutMs: number;
+  /** HostShard is resent every this many ms until the owner answers ShardStarted (>= 1). */
+  readonly shardStartTimeoutMs: number;
+  /** No shard is allocated before this many regions have registered (integer >= 1). */
+  readonly minNrOfMembers: number;
+  /**
+   * Most hand-offs in progress at once, rebalance and graceful shutdown together
+   * (integer >= 1). Graceful-shutdown hand-offs take the free slots first; strategy
+   * proposals beyond the free slots wait for a later tick.
+   */
+  readonly rebalanceConcurrencyMax: number;
+  /**
+   * Most distinct shards with GetShardHome requests waiting for an answer (integer >= 1).
+   * Overflow: the request for a new shard is dropped, logged and counted; regions retry.
+   */
+  readonly waitingShardsMax: number;
+  /** Most events written in one persist batch (integer >= 1); the rest wait their turn. */
+  readonly persistBatchMax: number;
+  /** First wait before writing a failed batch again (ms, >= 1); doubles per failure. */
+  readonly persistRetryBackoffMs: number;
+  /** Longest wait between write retries (ms, >= persistRetryBackoffMs). */
+  readonly persistRetryBackoffMaxMs: number;
+  /** Ask the driver to save a snapshot after this many persisted events (0 = never). */
+  readonly snapshotAfterEvents: number;
+  /**
+   * Remember entities: a shard that loses its home (hand-off or region termination) is
+   * allocated again at once, without waiting for a message, so its entities restart.
+   */
+  readonly rememberEntities: boolean;
+}
+
+/** Defaults (the classic Akka values where one exists). */
+export const DEFAULT_COORDINATOR_SETTINGS: CoordinatorSettings = Object.freeze({
+  rebalanceIntervalMs: 10_000,
+  handOffTimeoutMs: 60_000,
+  shardStartTimeoutMs: 10_000,
+  minNrOfMembers: 1,
+  rebalanceConcurrencyMax: 100,
+  waitingShardsMax: 100_000,
+  persistBatchMax: 1_000,
+  persistRetryBackoffMs: 5_000,
+  persistRetryBackoffMaxMs: 25_000,
+  snapshotAfterEvents: 1_000,
+  rememberEntities: false,
+});
+
+const RULES: RulesOf<CoordinatorSettings> = {
+  rebalanceIntervalMs: ms(1),
+  handOffTimeoutMs: ms(1),
+  shardStartTimeoutMs: ms(1),
+  minNrOfMembers: int(1),
+  rebalanceConcurrencyMax: int(1),
+  waitingShardsMax: int(1),
+  persistBatchMax: int(1),
+  persistRetryBackoffMs: ms(1),
+  persistRetryBackoffMaxMs: ms(1),
+  snapshotAfterEvents: int(0),
+  rememberEntities: bool(),
+};
+
+/** Defaults merged with `overrides`, validated (ConfigError names the key). */
+export function resolveCoordinatorSettings(
+  overrides?: Partial<CoordinatorSettings>,
+  prefix = "coordinator.",
+): Readonly<CoordinatorSettings> {
+  const s = resolveSettings(prefix, DEFAULT_COORDINATOR_SETTINGS, RULES, overrides);
+  if (s.persistRetryBackoffMaxMs < s.persistRetryBackoffMs)
+    throw new ConfigError(
+      `${prefix}persistRetryBackoffMaxMs`,
+      s.persistRetryBackoffMaxMs,
+      `a duration in milliseconds >= persistRetryBackoffMs (${s.persistRetryBackoffMs})`,
+    );
+  return s;
+}

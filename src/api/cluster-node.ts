@@ -42,10 +42,15 @@ export interface ClusterNodeOptions extends Omit<ClusterOptions, "onSelfRemoved"
   readonly shutdown?: ShutdownSettingsOverrides;
   /** Register user serializers. */
   readonly configureSerializers?: (registry: SerializerRegistry) => void;
-  /** Simulator or custom wiring: the runtime and transport to use instead of the real ones. */
+  /** The runtime to use (default: the real one). */
   readonly runtime?: Runtime;
+  /** The transport to use (default: TCP; the simulator passes its virtual network's). */
   readonly transport?: Transport;
+  /** Default: node:crypto, unless a custom transport (the simulator) is given. */
   readonly crypto?: Crypto;
+  /** Run coordinated shutdown on SIGTERM/SIGINT. Default: with the default TCP
+   * transport, as `shutdown.runOnSignals` says (true unless set to false). */
+  readonly handleSignals?: boolean;
 }
 
 export class ClusterNode {
@@ -59,7 +64,9 @@ export class ClusterNode {
 
   /** Starts a member and begins joining (through `seedNodes`, or call `cluster.join`). */
   static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
-    const real = options.runtime === undefined;
+    // A custom transport means custom wiring (the simulator): no process signals, no
+    // node:crypto nonces unless asked for.
+    const real = options.transport === undefined;
     const runtime = options.runtime ?? createNodeRuntime();
     const system = ActorSystem.create({
       name: options.systemName,
@@ -82,7 +89,7 @@ export class ClusterNode {
     const cluster = Cluster.start(system, remoting, { ...options, onSelfRemoved: () => {} });
     installClusterShutdown(shutdown, cluster, system);
     const signals =
-      real && shutdown.settings.runOnSignals
+      (options.handleSignals ?? real) && shutdown.settings.runOnSignals
         ? installSignalHandlers((reason) => shutdown.run(reason), { logger: runtime.logger })
         : undefined;
     return new ClusterNode(system, remoting, cluster, shutdown, signals);

@@ -73,7 +73,13 @@ export interface ClusterSingletonOptions<M> {
 /** Internal messages; the `sk` tag keeps them apart from user messages to a proxy. */
 type ManagerMsg =
   | { readonly sk: "singleton"; readonly t: "members" }
-  | { readonly sk: "singleton"; readonly t: "mgr"; readonly type: string; readonly from: string }
+  | {
+      readonly sk: "singleton";
+      readonly t: "mgr";
+      readonly type: string;
+      readonly from: string;
+      readonly wasOldest?: boolean;
+    }
   | { readonly sk: "singleton"; readonly t: "timer"; readonly key: string }
   | { readonly sk: "singleton"; readonly t: "instance-terminated" }
   | { readonly sk: "singleton"; readonly t: "lease"; readonly ok: boolean }
@@ -181,6 +187,7 @@ function managerBehavior<M>(
               t: "mgr",
               type: o.message.type,
               from: selfKey,
+              wasOldest: o.message.type === "hand-over-done" && o.message.wasOldest === true,
             });
             break;
           case "start-timer":
@@ -250,7 +257,12 @@ function managerBehavior<M>(
             } catch {
               return;
             }
-            feed({ ...({ type: m.type } as SingletonManagerMessage), from });
+            const message = (
+              m.type === "hand-over-done"
+                ? { type: m.type, wasOldest: m.wasOldest === true }
+                : { type: m.type }
+            ) as SingletonManagerMessage;
+            feed({ ...message, from });
             return;
           }
           case "timer":

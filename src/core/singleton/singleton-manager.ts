@@ -88,6 +88,8 @@ export class SingletonManagerMachine<StopMessage = unknown> {
   private readonly pendingRemoval = new Map<string, Member>();
   /** Older members that answered HandOverDone, by node key. */
   private readonly handedOver = new Set<string>();
+  /** True once this manager started the instance (see HandOverDone's wasOldest). */
+  private hasRunInstance = false;
   /** HandOverToMe already sent in this BecomingOldest/TakeOver episode, by node key. */
   private readonly asked = new Set<string>();
   /** Members waiting for our HandOverDone (HandingOver / Stopping). */
@@ -147,7 +149,7 @@ export class SingletonManagerMachine<StopMessage = unknown> {
         this.onHandOverInProgress(input.from);
         break;
       case "hand-over-done":
-        this.onHandOverDone(input.from);
+        this.onHandOverDone(input.from, input.wasOldest === true);
         break;
       case "takeover-from-me":
         this.onTakeOverFromMe(input.from);
@@ -335,6 +337,7 @@ export class SingletonManagerMachine<StopMessage = unknown> {
     assert(this.instance === "none", `singleton start while instance is ${this.instance}`);
     this.instance = "running";
     this.setState(S.Oldest);
+    this.hasRunInstance = true;
     this.emit({ type: "start-instance" });
   }
 
@@ -360,11 +363,16 @@ export class SingletonManagerMachine<StopMessage = unknown> {
       this.log("info", `hand-over in progress at ${key(from)}`);
   }
 
-  private onHandOverDone(from: UniqueAddress): void {
+  private onHandOverDone(from: UniqueAddress, wasOldest: boolean): void {
     const k = key(from);
-    const known = findNode(this.members, from) !== undefined || this.pendingRemoval.has(k);
-    if (!known) return;
+    const sender = findNode(this.members, from) ?? this.pendingRemoval.get(k);
+    if (sender === undefined) return;
     this.handedOver.add(k);
+    // The sender once ran the instance, so everyone older than it had already given it
+    // up: they need not be waited for (e.g. in a rolling restart).
+    if (wasOldest)
+      for (const m of [...this.members, ...this.pendingRemoval.values()])
+        if (compareByAge(m, sender) < 0) this.handedOver.add(key(m.uniqueAddress));
     if (DECIDING.has(this.current)) {
       this.log("info", `hand-over done by ${k}`);
       this.decide();
@@ -486,7 +494,7 @@ export class SingletonManagerMachine<StopMessage = unknown> {
         this.send(from, { type: "hand-over-in-progress" });
         return;
       case S.End:
-        this.send(from, { type: "hand-over-done" });
+        this.send(from, { type: "hand-over-done", wasOldest: this.hasRunInstance });
         return;
       case S.Start:
       case S.Younger:
@@ -552,7 +560,8 @@ export class SingletonManagerMachine<StopMessage = unknown> {
       return;
     }
     this.releaseLeaseIfHeld();
-    for (const r of requesters) this.send(r, { type: "hand-over-done" });
+    for (const r of requesters)
+      this.send(r, { type: "hand-over-done", wasOldest: this.hasRunInstance });
     this.becomeEnd(why);
   }
 

@@ -19,7 +19,12 @@
 export type SingletonManagerMessage =
   | { readonly type: "hand-over-to-me" }
   | { readonly type: "hand-over-in-progress" }
-  | { readonly type: "hand-over-done" }
+  /**
+   * `wasOldest`: the sender ran the instance at some point. Its own safety rule cleared
+   * every member older than itself before that, so the receiver may treat them as
+   * handed over too (no removal margin to wait for).
+   */
+  | { readonly type: "hand-over-done"; readonly wasOldest?: boolean }
   | { readonly type: "takeover-from-me" };
 
 /** The message type names, for decoders and exhaustive checks. */

@@ -3,6 +3,7 @@ export type { Crypto } from "./crypto.js";
 export type { Lease, LeaseProvider } from "./lease.js";
 export * from "./logger.js";
 export type { Random } from "./random.js";
+export type { RememberEntitiesStore, RememberEntitiesUpdate } from "./remember-entities-store.js";
 export type { Runtime } from "./runtime.js";
 export type { Scheduler } from "./scheduler.js";
 export type {

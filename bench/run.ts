@@ -7,6 +7,7 @@ import { type BenchGroup, formatTable, type Metric } from "./harness.js";
 const groups: Record<string, () => Promise<BenchGroup>> = {
   actor: async () => (await import("./actor.js")).actorGroup,
   remote: async () => (await import("./remote.js")).remoteGroup,
+  membership: async () => (await import("./membership.js")).membershipGroup,
 };
 
 async function main(): Promise<void> {

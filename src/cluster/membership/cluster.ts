@@ -126,6 +126,8 @@ export interface ClusterState {
 export type ClusterEventHandler = (event: ClusterEvent) => void;
 
 const key = uniqueAddressToString;
+/** Heartbeat answers to the last this-many requests feed the failure detector. */
+const HEARTBEAT_RESPONSE_WINDOW = 3;
 /** Bound of the per-member "told it was removed" rate-limit table. */
 const REMOVED_NOTICES_TRACKED_MAX = 1_000;
 
@@ -276,7 +278,7 @@ export class Cluster {
         stampLocalChange(markAsDown(this.ms.latestGossip, m.uniqueAddress), this.self),
       ),
     );
-    this.gossipToAll();
+    this.requestBroadcast();
   }
 
   /** Stops timers and handlers (the system's termination calls it). */
@@ -359,7 +361,7 @@ export class Cluster {
         stampLocalChange(updateMembers(this.ms.latestGossip, [changed]), this.self),
       ),
     );
-    this.gossipToAll();
+    this.requestBroadcast();
   }
 
   /** Reacts to this member's own status: exiting -> confirm; down/removed -> stop. */
@@ -426,6 +428,11 @@ export class Cluster {
 
   private gossipTick(): void {
     if (selfMember(this.ms) === undefined) return;
+    if (this.broadcastPending) {
+      this.broadcastPending = false;
+      this.gossipToAll();
+      return;
+    }
     const rounds = gossipRoundsPerInterval(this.ms);
     for (let i = 0; i < rounds; i++) {
       const target = selectGossipTarget(this.ms, this.system.runtime.random, this.settings);
@@ -453,7 +460,7 @@ export class Cluster {
       // Removed members are no gossip targets any more: tell them directly, so they
       // see their tombstone and shut down at once.
       for (const n of r.removedExitingConfirmed) this.sendGossip(n);
-      this.gossipToAll();
+      this.requestBroadcast();
     }
     this.sbrTick(now);
   }
@@ -588,7 +595,7 @@ export class Cluster {
     if (nodes.some((n) => key(n) === selfKey)) g = markAsDown(g, this.self);
     this.sbr.decisionApplied(this.now());
     this.setState(withLatestGossip(this.ms, stampLocalChange(g, this.self)));
-    this.gossipToAll();
+    this.requestBroadcast();
   }
 
   // ------------------------------------------------------------------ messages
@@ -646,7 +653,10 @@ export class Cluster {
           this.send(from.address, { kind: MembershipKind.HeartbeatRsp, seq: m.seq });
         return;
       case MembershipKind.HeartbeatRsp:
-        this.detectors.get(key(from))?.heartbeat(this.now());
+        // Only answers to recent requests count: answers held up by a cut arrive in a
+        // burst at the heal and would teach the detector near-zero intervals.
+        if (m.seq > this.heartbeatSeq - HEARTBEAT_RESPONSE_WINDOW)
+          this.detectors.get(key(from))?.heartbeat(this.now());
         return;
       case MembershipKind.ExitingConfirmed:
         this.exitingConfirmed.add(m.node);
@@ -708,14 +718,14 @@ export class Cluster {
         return;
       case "downed-old-incarnation":
         this.setState(outcome.state, outcome.events);
-        this.gossipToAll();
+        this.requestBroadcast();
         return;
       case "joined":
         this.log.info("node joining", { node: key(from) });
         this.setState(outcome.state, outcome.events);
         if (outcome.welcome !== undefined)
           this.send(from.address, { kind: MembershipKind.Welcome, gossip: outcome.welcome.gossip });
-        this.gossipToAll();
+        this.requestBroadcast();
         return;
     }
   }
@@ -809,6 +819,17 @@ export class Cluster {
       seenDigest: s.seenDigest,
     });
   }
+
+  /**
+   * After a local change (join accepted, leader action, leave/down, SBR decision) the
+   * state goes to every member — but at most once per gossip interval: broadcasting on
+   * every change made a wave of J joins into N members cost about J·N full gossips.
+   */
+  private requestBroadcast(): void {
+    this.broadcastPending = true;
+  }
+
+  private broadcastPending = false;
 
   /** Gossips the current state to every other member (after a local change). */
   private gossipToAll(): void {

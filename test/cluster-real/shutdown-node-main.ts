@@ -14,6 +14,7 @@
  * Commands (one JSON line each, with `id`): `state` -> members with their status.
  * Logs go to stderr. The node exits when stdin closes (the test runner is gone).
  */
+
 import { createInterface } from "node:readline";
 import { ActorSystem } from "../../src/actor/index.js";
 import { Cluster } from "../../src/cluster/membership/cluster.js";
@@ -26,6 +27,7 @@ import {
   nodeCrypto,
   TcpTransport,
 } from "../../src/runtime/node/index.js";
+import { FAST_CLUSTER_SETTINGS } from "./fast-settings.js";
 
 /** Configuration of one child node (argv[2], JSON). */
 export interface ShutdownNodeConfig {
@@ -49,15 +51,7 @@ const remoting = await Remoting.start(system, {
 });
 const cluster = Cluster.start(system, remoting, {
   seedNodes: config.seedNodes,
-  settings: {
-    periodicTasksInitialDelayMs: 0,
-    gossipIntervalMs: 200,
-    leaderActionsIntervalMs: 200,
-    unreachableNodesReaperIntervalMs: 200,
-    heartbeatIntervalMs: 200,
-    seedNodeTimeoutMs: 1_000,
-    seedNodeInitJoinResendIntervalMs: 200,
-  },
+  settings: FAST_CLUSTER_SETTINGS,
   // The coordinated shutdown reacts to removal (installClusterShutdown); the default
   // handler would terminate the actor system at once, skipping the phases.
   onSelfRemoved: () => {},

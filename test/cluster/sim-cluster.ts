@@ -2,6 +2,7 @@
 import type { ClusterOptions } from "../../src/cluster/membership/cluster.js";
 import { Cluster } from "../../src/cluster/membership/cluster.js";
 import type { RemotingSettings } from "../../src/cluster/remoting/remoting-settings.js";
+import { FAST_CLUSTER_SETTINGS } from "../cluster-real/fast-settings.js";
 import { SimCluster, type SimNode } from "./sim-remoting.js";
 
 export interface SimMember extends SimNode {
@@ -9,18 +10,8 @@ export interface SimMember extends SimNode {
   removedReason: string | undefined;
 }
 
-/** Fast timings so scenarios take seconds of virtual time. */
-export const FAST: ClusterOptions["settings"] = {
-  periodicTasksInitialDelayMs: 0,
-  gossipIntervalMs: 200,
-  leaderActionsIntervalMs: 200,
-  unreachableNodesReaperIntervalMs: 200,
-  heartbeatIntervalMs: 200,
-  seedNodeTimeoutMs: 1_000,
-  seedNodeInitJoinResendIntervalMs: 200,
-  retryUnsuccessfulJoinAfterMs: 3_000,
-  expectedResponseAfterMs: 500,
-};
+/** Fast timings so scenarios take seconds of virtual time (shared with the real-process tests). */
+export const FAST: ClusterOptions["settings"] = FAST_CLUSTER_SETTINGS;
 
 export class SimClusterHarness extends SimCluster {
   readonly members = new Map<string, SimMember>();

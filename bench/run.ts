@@ -8,6 +8,7 @@ const groups: Record<string, () => Promise<BenchGroup>> = {
   actor: async () => (await import("./actor.js")).actorGroup,
   remote: async () => (await import("./remote.js")).remoteGroup,
   membership: async () => (await import("./membership.js")).membershipGroup,
+  persistence: async () => (await import("./persistence.js")).persistenceGroup,
 };
 
 async function main(): Promise<void> {

@@ -1,0 +1,220 @@
+/**
+ * Group commit for journal appends: appends from many entities that arrive in one
+ * event-loop turn are written by one database round trip / transaction instead of one
+ * each, which is what makes tens of thousands of events per second possible on a
+ * durable store.
+ *
+ * Invariants:
+ * - per-persistenceId order: appends of one id are committed in submission order, and a
+ *   batch holds at most one append per id; the next append of an id waits until the
+ *   batch holding the previous one has settled. So a plugin's batch never has to reason
+ *   about two appends of one id, and concurrent batches never touch the same id.
+ * - each caller's promise is settled individually from the plugin's per-append outcome:
+ *   a conflict fails only its own append; a store failure fails the whole batch.
+ * - bounded: a batch holds at most batchEventsMax events and batchBytesMax bytes (a
+ *   single append is never split; `checkAppend` keeps each within the bounds); at most
+ *   queuedEventsMax events are accepted and unsettled (beyond: JournalRejectedError
+ *   "overloaded"); at most batchesInFlightMax batches run at once, and what is ready is
+ *   spread over the free slots so that concurrent batches share the work.
+ *
+ * Timer-free: the plugin passes `defer` (setImmediate in the drivers), so this file
+ * stays inside the determinism boundary.
+ */
+import { AssertionError } from "../base/assert.js";
+import { Deque } from "../base/deque.js";
+import {
+  type JournalEvent,
+  JournalRejectedError,
+  PersistenceStoreError,
+} from "../ports/journal.js";
+
+/** One append as handed to a plugin's `commit`. */
+export interface PendingAppend {
+  readonly persistenceId: string;
+  readonly expectedSeqNr: number;
+  readonly events: readonly JournalEvent[];
+  /** Payload bytes of all events. */
+  readonly bytes: number;
+}
+
+/** A plugin's verdict on one append of a batch: undefined = committed, else its error. */
+export type AppendOutcome = Error | undefined;
+
+export type CommitBatch = (
+  batch: readonly PendingAppend[],
+) => readonly AppendOutcome[] | Promise<readonly AppendOutcome[]>;
+
+export interface GroupCommitterOptions {
+  readonly batchEventsMax: number;
+  readonly batchBytesMax: number;
+  readonly queuedEventsMax: number;
+  readonly batchesInFlightMax: number;
+  /** Runs a function on a later macrotask turn (collects one turn's appends). */
+  readonly defer: (fn: () => void) => void;
+  /**
+   * Writes a batch; returns one outcome per append, in order. Throwing (or rejecting)
+   * fails every append of the batch with a PersistenceStoreError.
+   */
+  readonly commit: CommitBatch;
+}
+
+/** Counters for tests, benchmarks and metrics. */
+export interface GroupCommitStats {
+  readonly batches: number;
+  readonly appends: number;
+  readonly events: number;
+  /** Events of the largest batch so far. */
+  readonly batchEventsPeak: number;
+}
+
+interface Entry extends PendingAppend {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+/** Queues appends and writes them in batches through the plugin's `commit` (see above). */
+export class GroupCommitter {
+  /** Appends not yet in a batch, per id, in submission order. */
+  private readonly waiting = new Map<string, Entry[]>();
+  /** Ids with waiting appends and no batch in flight, roughly oldest first. */
+  private readonly ready = new Deque<string>();
+  private readonly inFlight = new Set<string>();
+  private unsettledEvents = 0;
+  private unsettledAppends = 0;
+  private batchesInFlight = 0;
+  private flushScheduled = false;
+  private closed = false;
+  private readonly idleWaiters: (() => void)[] = [];
+  private readonly counters = { batches: 0, appends: 0, events: 0, batchEventsPeak: 0 };
+
+  constructor(private readonly options: GroupCommitterOptions) {}
+
+  /** Queues an append; settles when its batch has been committed. */
+  submit(
+    persistenceId: string,
+    expectedSeqNr: number,
+    events: readonly JournalEvent[],
+    bytes: number,
+  ): Promise<void> {
+    if (this.closed)
+      return Promise.reject(new JournalRejectedError("closed", persistenceId, "journal is closed"));
+    if (this.unsettledEvents + events.length > this.options.queuedEventsMax)
+      return Promise.reject(
+        new JournalRejectedError(
+          "overloaded",
+          persistenceId,
+          `${this.unsettledEvents} events queued (queuedEventsMax=${this.options.queuedEventsMax})`,
+        ),
+      );
+    return new Promise<void>((resolve, reject) => {
+      const entry: Entry = { persistenceId, expectedSeqNr, events, bytes, resolve, reject };
+      this.unsettledEvents += events.length;
+      this.unsettledAppends++;
+      const queue = this.waiting.get(persistenceId);
+      if (queue !== undefined) queue.push(entry);
+      else {
+        this.waiting.set(persistenceId, [entry]);
+        if (!this.inFlight.has(persistenceId)) this.ready.push(persistenceId);
+      }
+      this.scheduleFlush();
+    });
+  }
+
+  /** Refuses new appends; resolves when every accepted append has settled. */
+  close(): Promise<void> {
+    this.closed = true;
+    if (this.unsettledAppends === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Counters since creation. */
+  stats(): GroupCommitStats {
+    return { ...this.counters };
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    this.options.defer(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    while (this.batchesInFlight < this.options.batchesInFlightMax && this.ready.length > 0) {
+      // spread what is ready over the free slots, so concurrent batches share the work
+      const slots = this.options.batchesInFlightMax - this.batchesInFlight;
+      this.run(this.takeBatch(Math.ceil(this.ready.length / slots)));
+    }
+  }
+
+  private takeBatch(appendsMax: number): Entry[] {
+    const { batchEventsMax, batchBytesMax } = this.options;
+    const batch: Entry[] = [];
+    let events = 0;
+    let bytes = 0;
+    for (let id = this.ready.peek(); id !== undefined; id = this.ready.peek()) {
+      const queue = this.waiting.get(id) as Entry[];
+      const head = queue[0] as Entry;
+      const full =
+        events + head.events.length > batchEventsMax || bytes + head.bytes > batchBytesMax;
+      if (batch.length > 0 && (full || batch.length >= appendsMax)) break;
+      this.ready.shift();
+      queue.shift();
+      if (queue.length === 0) this.waiting.delete(id);
+      this.inFlight.add(id);
+      batch.push(head);
+      events += head.events.length;
+      bytes += head.bytes;
+    }
+    this.counters.batches++;
+    this.counters.appends += batch.length;
+    this.counters.events += events;
+    this.counters.batchEventsPeak = Math.max(this.counters.batchEventsPeak, events);
+    return batch;
+  }
+
+  private run(batch: Entry[]): void {
+    this.batchesInFlight++;
+    let result: readonly AppendOutcome[] | Promise<readonly AppendOutcome[]>;
+    try {
+      result = this.options.commit(batch);
+    } catch (error) {
+      this.settle(batch, undefined, error);
+      return;
+    }
+    if (Array.isArray(result)) this.settle(batch, result as readonly AppendOutcome[], undefined);
+    else
+      (result as Promise<readonly AppendOutcome[]>).then(
+        (outcomes) => this.settle(batch, outcomes, undefined),
+        (error: unknown) => this.settle(batch, undefined, error),
+      );
+  }
+
+  private settle(
+    batch: readonly Entry[],
+    result: readonly AppendOutcome[] | undefined,
+    error: unknown,
+  ): void {
+    this.batchesInFlight--;
+    const bad = result !== undefined && result.length !== batch.length;
+    const outcomes = bad ? undefined : result;
+    const failure = bad
+      ? new AssertionError(`commit returned ${result?.length} outcomes for ${batch.length} appends`)
+      : error;
+    for (let i = 0; i < batch.length; i++) {
+      const e = batch[i] as Entry;
+      this.inFlight.delete(e.persistenceId);
+      if (this.waiting.has(e.persistenceId)) this.ready.push(e.persistenceId);
+      this.unsettledEvents -= e.events.length;
+      this.unsettledAppends--;
+      const outcome =
+        outcomes === undefined
+          ? new PersistenceStoreError("append", e.persistenceId, failure)
+          : outcomes[i];
+      if (outcome === undefined) e.resolve();
+      else e.reject(outcome);
+    }
+    if (this.ready.length > 0) this.scheduleFlush();
+    if (this.unsettledAppends === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Settings of the PostgreSQL plugin (besides the shared journal and snapshot settings).
+ * `batchesInFlightMax` group-commit batches run at once, each on its own pool client, so
+ * keep it at or below the pool's `max` (batches of different ids only; one id is never
+ * in two batches at once).
+ */
+import { bool, int, type RulesOf, resolveSettings } from "../../base/settings.js";
+import { DEFAULT_TABLE_PREFIX, validateTablePrefix } from "../persistence-settings.js";
+
+export interface PostgresSettings {
+  /** Prefix of every table name. */
+  readonly tablePrefix: string;
+  /** Create the tables on first use (false when `shardkit migrate` does it). */
+  readonly createSchema: boolean;
+  /** Group-commit batches written concurrently. */
+  readonly batchesInFlightMax: number;
+}
+
+export const defaultPostgresSettings: PostgresSettings = Object.freeze({
+  tablePrefix: DEFAULT_TABLE_PREFIX,
+  createSchema: true,
+  batchesInFlightMax: 4,
+});
+
+const rules: RulesOf<PostgresSettings> = {
+  tablePrefix: (key, value) => validateTablePrefix(value, key),
+  createSchema: bool(),
+  batchesInFlightMax: int(1, 64),
+};
+
+export function resolvePostgresSettings(overrides?: Partial<PostgresSettings>): PostgresSettings {
+  return resolveSettings("postgres.", defaultPostgresSettings, rules, overrides);
+}

@@ -1,0 +1,66 @@
+/**
+ * `sqlitePersistence({ path })`: the embedded default. Opens (or creates) one SQLite
+ * file in WAL mode, creates the tables, and returns a Journal and a SnapshotStore that
+ * share the connection. `close()` drains the journal's pending appends, then closes the
+ * file.
+ */
+import Database from "better-sqlite3";
+import { ConfigError } from "../../base/errors.js";
+import type { JournalSettings, SnapshotSettings } from "../persistence-settings.js";
+import { SqliteJournal } from "./sqlite-journal.js";
+import { migrateSqlite } from "./sqlite-schema.js";
+import { resolveSqliteSettings, type SqliteSettings } from "./sqlite-settings.js";
+import { SqliteSnapshotStore } from "./sqlite-snapshot-store.js";
+
+export interface SqlitePersistenceOptions extends Partial<SqliteSettings> {
+  /** The database file (created if missing), or ":memory:". */
+  readonly path: string;
+  readonly journal?: Partial<JournalSettings>;
+  readonly snapshot?: Partial<SnapshotSettings>;
+}
+
+export interface SqlitePersistence {
+  readonly journal: SqliteJournal;
+  readonly snapshots: SqliteSnapshotStore;
+  readonly settings: SqliteSettings;
+  /** The underlying connection (for operations and tests). */
+  readonly db: Database.Database;
+  /** Drains pending appends, then closes the database. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the SQLite journal and snapshot store.
+ * @throws ConfigError on an invalid setting; the driver's error when the file cannot be opened.
+ */
+export function sqlitePersistence(options: SqlitePersistenceOptions): SqlitePersistence {
+  const { path, journal, snapshot, ...rest } = options;
+  if (typeof path !== "string" || path.length === 0)
+    throw new ConfigError("sqlite.path", path, 'a file path or ":memory:"');
+  const settings = resolveSqliteSettings(rest);
+  const db = new Database(path, { timeout: settings.busyTimeoutMs });
+  try {
+    db.pragma("journal_mode = WAL");
+    db.pragma(`synchronous = ${settings.synchronous.toUpperCase()}`);
+    db.pragma(`wal_autocheckpoint = ${settings.walAutocheckpointPages}`);
+    const tables = migrateSqlite(db, settings.tablePrefix);
+    const j = new SqliteJournal(db, tables, { journal });
+    const s = new SqliteSnapshotStore(db, tables, { snapshot });
+    let closing: Promise<void> | undefined;
+    return {
+      journal: j,
+      snapshots: s,
+      settings,
+      db,
+      close: () => {
+        closing ??= j.close().then(() => {
+          db.close();
+        });
+        return closing;
+      },
+    };
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}

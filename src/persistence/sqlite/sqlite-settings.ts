@@ -1,0 +1,43 @@
+/**
+ * Settings of the SQLite plugin (besides the shared journal and snapshot settings).
+ * `synchronous: "full"` (default) fsyncs the WAL on every commit, so an acknowledged
+ * event survives a power loss; "normal" survives a process crash (kill -9) but may lose
+ * the last commits on power loss, for more throughput. Group commit makes "full" cheap:
+ * one fsync per batch, not per event. Checkpoints (copying the WAL into the database
+ * file) run inside a commit and stall it; walAutocheckpointPages trades their frequency
+ * against their length (10 000 pages measured ~1.5x the throughput of SQLite's 1 000).
+ */
+import { int, oneOf, type RulesOf, resolveSettings } from "../../base/settings.js";
+import { DEFAULT_TABLE_PREFIX, validateTablePrefix } from "../persistence-settings.js";
+
+export interface SqliteSettings {
+  /** Prefix of every table name. */
+  readonly tablePrefix: string;
+  /** How long a write waits for another connection's lock before failing. */
+  readonly busyTimeoutMs: number;
+  /** SQLite's `synchronous` pragma in WAL mode (see the module comment). */
+  readonly synchronous: "full" | "normal";
+  /**
+   * WAL size in pages (4 KiB each by default) after which a commit checkpoints the WAL
+   * into the database file. Larger: fewer, longer checkpoint stalls and more disk.
+   */
+  readonly walAutocheckpointPages: number;
+}
+
+export const defaultSqliteSettings: SqliteSettings = Object.freeze({
+  tablePrefix: DEFAULT_TABLE_PREFIX,
+  busyTimeoutMs: 5_000,
+  synchronous: "full",
+  walAutocheckpointPages: 10_000,
+});
+
+const rules: RulesOf<SqliteSettings> = {
+  tablePrefix: (key, value) => validateTablePrefix(value, key),
+  busyTimeoutMs: int(0, 600_000),
+  synchronous: oneOf("full", "normal"),
+  walAutocheckpointPages: int(100, 10_000_000),
+};
+
+export function resolveSqliteSettings(overrides?: Partial<SqliteSettings>): SqliteSettings {
+  return resolveSettings("sqlite.", defaultSqliteSettings, rules, overrides);
+}

@@ -1,0 +1,138 @@
+/**
+ * Journal port: the append-only event log of event-sourced entities, keyed by
+ * (persistenceId, sequenceNr). Sequence numbers of one persistenceId start at 1 and
+ * have no gaps.
+ *
+ * Optimistic concurrency is the journal's one hard promise: `append` succeeds only when
+ * its first event's sequence number is exactly `highestSequenceNr + 1`, and the highest
+ * sequence number never goes down (not even when events are deleted). So when two
+ * incarnations of one entity write (a split brain, a hand-off gone wrong), the second
+ * one to write gets a {@link JournalConflictError} instead of interleaving its events
+ * with the first's: the last guard against double writes.
+ *
+ * Events are stored as a serializer id and bytes (the remoting serializer registry's
+ * encoding), so the journal never needs to know the event types.
+ */
+import { ShardkitError } from "../base/errors.js";
+
+/** One event to append. */
+export interface JournalEvent {
+  /** Id of the serializer that produced `bytes` (see SerializerRegistry). */
+  readonly serializerId: number;
+  readonly bytes: Uint8Array;
+  /** Free-form labels for later queries by tag; default none. */
+  readonly tags?: readonly string[];
+  /** Wall-clock time of the event in ms since the epoch, chosen by the writer. */
+  readonly timestampMs: number;
+}
+
+/** An event as stored. */
+export interface PersistedEvent {
+  readonly persistenceId: string;
+  readonly sequenceNr: number;
+  readonly serializerId: number;
+  readonly bytes: Uint8Array;
+  readonly tags: readonly string[];
+  readonly timestampMs: number;
+}
+
+export interface Journal {
+  /**
+   * Appends `events` as sequence numbers `expectedSeqNr`, `expectedSeqNr + 1`, ...
+   * All or nothing. Resolves once the events are durable.
+   *
+   * @throws JournalConflictError when `expectedSeqNr` is not `highestSequenceNr + 1`
+   *   (another writer got there first, or this writer lost track).
+   * @throws JournalRejectedError when the append exceeds a bound or the journal is
+   *   closed (nothing was written).
+   * @throws PersistenceStoreError when the store failed; the outcome is then unknown
+   *   and the writer must recover (re-read the highest sequence number) before writing.
+   */
+  append(
+    persistenceId: string,
+    expectedSeqNr: number,
+    events: readonly JournalEvent[],
+  ): Promise<void>;
+  /**
+   * Events with fromSeqNr <= sequenceNr <= toSeqNr in ascending order, at most
+   * `max` of them and never more than the journal's `readBatchMax`: page through a
+   * long history by calling again from the last sequence number + 1.
+   */
+  read(
+    persistenceId: string,
+    fromSeqNr: number,
+    toSeqNr: number,
+    max?: number,
+  ): Promise<readonly PersistedEvent[]>;
+  /** The highest sequence number ever written for the id (0 when none), deleted or not. */
+  highestSequenceNr(persistenceId: string): Promise<number>;
+  /**
+   * Deletes the events with sequenceNr <= toSeqNr (toSeqNr may exceed the highest).
+   * The highest sequence number is kept, so a new writer cannot reuse deleted numbers.
+   */
+  deleteTo(persistenceId: string, toSeqNr: number): Promise<void>;
+  /**
+   * Stops accepting appends and resolves once every accepted append has settled. Does
+   * not close a connection or pool the journal was given.
+   */
+  close(): Promise<void>;
+}
+
+/** `append` at a sequence number that is not `highestSequenceNr + 1`. */
+export class JournalConflictError extends ShardkitError {
+  readonly persistenceId: string;
+  /** The sequence number the rejected append wanted for its first event. */
+  readonly seqNr: number;
+  constructor(persistenceId: string, seqNr: number, highestSeqNr?: number) {
+    super(
+      "JOURNAL_CONFLICT",
+      `journal conflict for ${persistenceId}: cannot append at sequence number ${seqNr}` +
+        (highestSeqNr === undefined ? "" : ` (highest is ${highestSeqNr})`),
+      { persistenceId, seqNr, highestSeqNr },
+    );
+    this.persistenceId = persistenceId;
+    this.seqNr = seqNr;
+  }
+}
+
+/** Why an append was refused before anything was written. */
+export const JournalRejection = {
+  /** The append alone exceeds batchEventsMax or batchBytesMax. */
+  TooLarge: "too-large",
+  /** queuedEventsMax events are already waiting to be written (backpressure). */
+  Overloaded: "overloaded",
+  /** The journal was closed. */
+  Closed: "closed",
+} as const;
+export type JournalRejection = (typeof JournalRejection)[keyof typeof JournalRejection];
+
+/** An append refused before anything was written; retrying it as is may succeed only for "overloaded". */
+export class JournalRejectedError extends ShardkitError {
+  readonly reason: JournalRejection;
+  constructor(reason: JournalRejection, persistenceId: string, detail: string) {
+    super("JOURNAL_REJECTED", `append for ${persistenceId} rejected (${reason}): ${detail}`, {
+      reason,
+      persistenceId,
+    });
+    this.reason = reason;
+  }
+}
+
+/**
+ * The database failed (connection lost, disk full, ...). For a write the outcome is
+ * unknown: the data may or may not have been committed. `cause` holds the driver error.
+ */
+export class PersistenceStoreError extends ShardkitError {
+  readonly operation: string;
+  constructor(operation: string, persistenceId: string | undefined, cause: unknown) {
+    super(
+      "PERSISTENCE_STORE_FAILED",
+      `persistence ${operation}${persistenceId === undefined ? "" : ` for ${persistenceId}`} failed: ${
+        cause instanceof Error ? cause.message : String(cause)
+      }`,
+      { operation, persistenceId },
+    );
+    this.operation = operation;
+    this.cause = cause;
+  }
+}

@@ -17,6 +17,10 @@
  *
  * Memory bound: at most one partial frame is buffered, so at most
  * 4 + frameSizeMaxBytes bytes per decoder.
+ *
+ * Two ways out: `push` returns the frames as objects with payload views (simple, for
+ * tests and cold paths); `pushTo` hands each frame to a {@link FrameSink} as a range
+ * of a buffer, which allocates nothing per frame (the receive hot path).
  */
 import {
   FRAME_LENGTH_PREFIX_BYTES,
@@ -56,6 +60,15 @@ export type FrameDecodeError =
       readonly streamOffset: number;
       readonly frameType: number;
     };
+
+/**
+ * Receives decoded frames as ranges: the payload (type byte excluded) is
+ * `source[start, end)`, where `source` is the pushed chunk, or for a frame that spanned
+ * chunks a buffer of its own. Same lifetime rules as {@link DecodedFrame.payload}.
+ */
+export interface FrameSink {
+  onFrame(type: FrameType, source: Uint8Array, start: number, end: number): void;
+}
 
 /** What one `push` produced. `error` is set once the stream is bad, and stays set. */
 export interface FrameDecodeResult {
@@ -108,17 +121,29 @@ export class FrameDecoder {
   /** Feeds the next chunk of the stream; returns the frames it completed. Never throws. */
   push(chunk: Uint8Array): FrameDecodeResult {
     if (this.failure) return { frames: NO_FRAMES, error: this.failure };
-    const frames: DecodedFrame[] = [];
+    const collector = new FrameCollector();
+    const error = this.pushTo(chunk, collector);
+    return { frames: collector.frames, error };
+  }
+
+  /**
+   * Feeds the next chunk of the stream and hands each completed frame to `sink`, in
+   * order, as it is decoded. Returns the stream error, if any (frames before the bad one
+   * have been delivered). Never throws unless `sink` does. The sink must not push into
+   * this decoder; after a sink throws, the decoder must not be used again.
+   */
+  pushTo(chunk: Uint8Array, sink: FrameSink): FrameDecodeError | undefined {
+    if (this.failure) return this.failure;
     let pos = 0;
     while (pos < chunk.length && this.failure === undefined) {
-      pos = this.body ? this.continueBody(chunk, pos, frames) : this.readFrame(chunk, pos, frames);
+      pos = this.body ? this.continueBody(chunk, pos, sink) : this.readFrame(chunk, pos, sink);
     }
     this.chunkBase += chunk.length;
-    return { frames, error: this.failure };
+    return this.failure;
   }
 
   /** At a frame boundary or inside the prefix: reads the prefix, then the body if whole. */
-  private readFrame(chunk: Uint8Array, pos: number, frames: DecodedFrame[]): number {
+  private readFrame(chunk: Uint8Array, pos: number, sink: FrameSink): number {
     if (this.prefixFilled === 0) this.frameStart = this.chunkBase + pos;
     const take = Math.min(FRAME_LENGTH_PREFIX_BYTES - this.prefixFilled, chunk.length - pos);
     const prefix = this.prefixFilled === 0 && take === FRAME_LENGTH_PREFIX_BYTES ? chunk : null;
@@ -134,7 +159,7 @@ export class FrameDecoder {
     const available = chunk.length - bodyStart;
     if (available > 0 && !this.checkType(chunk[bodyStart] as number)) return bodyStart;
     if (available >= length) {
-      frames.push(toFrame(chunk.subarray(bodyStart, bodyStart + length)));
+      sink.onFrame(chunk[bodyStart] as FrameType, chunk, bodyStart + 1, bodyStart + length);
       return bodyStart + length;
     }
     this.body = new Uint8Array(length);
@@ -144,16 +169,16 @@ export class FrameDecoder {
   }
 
   /** Inside a body that spans chunks: copies what this chunk holds of it. */
-  private continueBody(chunk: Uint8Array, pos: number, frames: DecodedFrame[]): number {
+  private continueBody(chunk: Uint8Array, pos: number, sink: FrameSink): number {
     const body = this.body as Uint8Array;
     if (this.bodyFilled === 0 && !this.checkType(chunk[pos] as number)) return pos;
     const take = Math.min(body.length - this.bodyFilled, chunk.length - pos);
     body.set(chunk.subarray(pos, pos + take), this.bodyFilled);
     this.bodyFilled += take;
     if (this.bodyFilled === body.length) {
-      frames.push(toFrame(body));
       this.body = undefined;
       this.bodyFilled = 0;
+      sink.onFrame(body[0] as FrameType, body, 1, body.length);
     }
     return pos + take;
   }
@@ -196,7 +221,10 @@ function readU32(bytes: Uint8Array, at: number): number {
   );
 }
 
-/** A body whose type byte was already checked. */
-function toFrame(body: Uint8Array): DecodedFrame {
-  return { type: body[0] as FrameType, payload: body.subarray(1) };
+/** Collects frames as objects with payload views, for `push`. */
+class FrameCollector implements FrameSink {
+  readonly frames: DecodedFrame[] = [];
+  onFrame(type: FrameType, source: Uint8Array, start: number, end: number): void {
+    this.frames.push({ type, payload: source.subarray(start, end) });
+  }
 }

@@ -152,7 +152,10 @@ const EMPTY_BUFFER = new Uint8Array(0);
  * the view may be given to an asynchronous socket write as is.
  *
  * The writer itself is unbounded: the owner bounds a batch by calling `take` when
- * `pendingBytes` crosses its own limit.
+ * `pendingBytes` crosses its own limit. A new buffer is sized for at least twice the
+ * last batch, and a buffer without room for another such batch (or far too large for
+ * it) is dropped at `take`, so bulk traffic costs about one allocation per two batches
+ * and no copying, and an idle writer after a burst holds no large buffer.
  */
 export class FrameWriter {
   private readonly frameSizeMaxBytes: number;
@@ -161,6 +164,8 @@ export class FrameWriter {
   private start = 0;
   private end = 0;
   private frames = 0;
+  /** Size of the last batch taken: sizes the next buffer. */
+  private lastBatchBytes = 0;
 
   constructor(options: FrameWriterOptions = {}) {
     this.frameSizeMaxBytes = framingSettings(options).frameSizeMaxBytes;
@@ -200,16 +205,31 @@ export class FrameWriter {
   /** The batch appended since the last `take` (empty when none); starts a new batch. */
   take(): Uint8Array {
     const batch = this.buf.subarray(this.start, this.end);
+    const bytes = this.end - this.start;
     this.start = this.end;
     this.frames = 0;
+    this.lastBatchBytes = bytes;
+    // Drop the buffer now (the batch keeps it alive while it is being written) when it
+    // has no room for another batch like this one, so that the next batch starts in a
+    // buffer sized for it instead of overflowing this one and being copied; or when it is
+    // far larger than such a batch needs (after a burst), so that it is not kept idle.
+    const room = this.buf.length - this.end;
+    if (room < bytes || this.buf.length > 2 * Math.max(this.bufferSizeInitialBytes, 2 * bytes)) {
+      this.buf = EMPTY_BUFFER;
+      this.start = 0;
+      this.end = 0;
+    }
     return batch;
   }
 
   private ensureRoom(size: number): void {
     if (this.end + size <= this.buf.length) return;
     const pending = this.end - this.start;
+    // At least twice the last batch: a bulk sender's batches (up to its flush budget)
+    // then fit without doubling and copying; small batches keep small buffers.
+    const need = Math.max(pending + size, 2 * this.lastBatchBytes);
     let cap = this.bufferSizeInitialBytes;
-    while (cap < pending + size) cap *= 2;
+    while (cap < need) cap *= 2;
     const next = new Uint8Array(cap);
     next.set(this.buf.subarray(this.start, this.end));
     this.buf = next;

@@ -27,8 +27,16 @@ export {
 export * from "./handshake-check.js";
 export * from "./handshake-proof.js";
 export { MESSAGE_DEPTH_MAX } from "./msgpack-prepare.js";
-export { createMsgpackSerializer, SHARDKIT_EXTENSION_TYPE } from "./msgpack-serializer.js";
+export {
+  createMsgpackSerializer,
+  MSGPACK_ROOM_BYTES_MAX,
+  type MsgpackSerializer,
+  SHARDKIT_EXTENSION_TYPE,
+} from "./msgpack-serializer.js";
 export * from "./serialization.js";
 export * from "./serializer-registry.js";
+export * from "./sharding.js";
 export * from "./system-message.js";
 export * from "./user-envelope.js";
+export * from "./user-envelope-reader.js";
+export * from "./user-payload.js";

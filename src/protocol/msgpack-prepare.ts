@@ -19,6 +19,10 @@
  * mutated. Accepted: primitives except symbol, null, plain objects (prototype
  * Object.prototype or null), arrays, Map, Set, Date, the standard typed arrays (not
  * DataView) and Uint8Array subclasses such as Buffer (sent as plain Uint8Array).
+ *
+ * A first, allocation-free pass (`passesAsIs`) recognises values the walk would return
+ * unchanged (no ref, Map or Buffer, nothing rejected); only the others pay for the walk
+ * with its path tracking.
  */
 import { SerializationError } from "./errors.js";
 import type { RefCodec, WireRefData } from "./serialization.js";
@@ -77,7 +81,49 @@ export function prepareForPack(
   refCodec: RefCodec | undefined,
   serializerId: number,
 ): unknown {
+  if (passesAsIs(value, refCodec, 0)) return value;
   return prepare(value, { refCodec, serializerId, path: [], open: [] });
+}
+
+/**
+ * Fast pre-check: true only when the full walk would accept `value` and return it
+ * unchanged (no ref, Map, Buffer or anything it rejects, nesting below the bound). It
+ * keeps no path and allocates nothing, which is what most messages (flat plain data)
+ * need. Any doubt returns false, and the full walk decides and names the path.
+ *
+ * Keys are visited with `for...in`, a superset of the own enumerable keys the full walk
+ * visits (it adds inherited enumerable ones), so a true here is never wrong.
+ */
+function passesAsIs(value: unknown, refCodec: RefCodec | undefined, depth: number): boolean {
+  switch (typeof value) {
+    case "string":
+    case "number":
+    case "boolean":
+    case "bigint":
+    case "undefined":
+      return true;
+    case "object":
+      return value === null || objectPassesAsIs(value, refCodec, depth);
+    default:
+      return false;
+  }
+}
+
+function objectPassesAsIs(obj: object, refCodec: RefCodec | undefined, depth: number): boolean {
+  if (depth >= MESSAGE_DEPTH_MAX || refCodec?.isRef(obj)) return false;
+  const proto: unknown = Object.getPrototypeOf(obj);
+  if (proto === Object.prototype || proto === null || proto === Array.prototype) {
+    if (Array.isArray(obj)) {
+      for (let i = 0; i < obj.length; i++)
+        if (!passesAsIs(obj[i], refCodec, depth + 1)) return false;
+      return true;
+    }
+    const record = obj as Record<string, unknown>;
+    for (const key in record)
+      if (key === "__proto__" || !passesAsIs(record[key], refCodec, depth + 1)) return false;
+    return true;
+  }
+  return proto === Date.prototype || TYPED_ARRAY_PROTOTYPES.has(proto);
 }
 
 function prepare(value: unknown, w: Walk): unknown {

@@ -22,16 +22,24 @@
  * a Map. Decoding resolves refs through the RefCodec of the serializer doing the
  * decoding; it is held in a module variable for the duration of the synchronous
  * `unpack` call.
+ *
+ * Hot path: plain data (most messages) is written by FastPacker (msgpack-fast-pack.ts)
+ * in one walk, with exactly msgpackr's bytes; everything else goes through
+ * prepareForPack and msgpackr. For remoting, `toBinaryWithRoom` leaves room for the
+ * envelope header in front of the message and `fromBinaryRange` decodes a message where
+ * it lies in a network chunk, so neither side copies or re-wraps the bytes.
  */
-import { addExtension, type Options, Packr, Unpackr } from "msgpackr";
+import { addExtension, type Options, Packr, RESERVE_START_SPACE, Unpackr } from "msgpackr";
 import { SerializationError } from "./errors.js";
+import { FastPacker } from "./msgpack-fast-pack.js";
 import { prepareForPack, TAG_MAP, TAG_REF, Tagged } from "./msgpack-prepare.js";
 import { MSGPACK_SERIALIZER_ID, type RefCodec, type Serializer } from "./serialization.js";
 
 /** msgpackr extension type of shardkit's tagged values. Reserved process-wide. */
 export const SHARDKIT_EXTENSION_TYPE = 0x53;
 
-const MSGPACKR_OPTIONS: Options = {
+/** The msgpackr options of the default serializer (see the module comment). */
+export const MSGPACKR_OPTIONS: Readonly<Options> = {
   useRecords: false,
   mapsAsObjects: true,
   moreTypes: true,
@@ -90,28 +98,91 @@ function readMap(data: readonly unknown[]): Map<unknown, unknown> {
   return map;
 }
 
+/** Most bytes {@link MsgpackSerializer.toBinaryWithRoom} can leave free (msgpackr's limit). */
+export const MSGPACK_ROOM_BYTES_MAX = 0xff;
+
+/** The default serializer, with two allocation-saving forms for the remoting hot path. */
+export interface MsgpackSerializer extends Serializer<unknown> {
+  /**
+   * Like `toBinary`, but the result starts with `room` (0..255) bytes of unspecified
+   * content for the caller to fill in (an envelope header), followed by the message:
+   * header and message then share one buffer and nothing is copied. Returns undefined
+   * when it cannot (room too large, or the msgpackr in use does not honour the request);
+   * the caller then uses `toBinary`.
+   */
+  toBinaryWithRoom(value: unknown, room: number): Uint8Array | undefined;
+  /**
+   * `fromBinary(source.subarray(start, end))` without creating the view: msgpackr then
+   * reuses one DataView per source buffer instead of creating one per message.
+   */
+  fromBinaryRange(source: Uint8Array, start: number, end: number): unknown;
+}
+
+let roomSupported: boolean | undefined;
+
+/**
+ * RESERVE_START_SPACE is exported but not documented by msgpackr: check once that it
+ * does what we rely on (room at the start, then exactly the normal encoding), so that a
+ * change in msgpackr degrades to a copy instead of corrupting messages.
+ */
+function checkRoomSupported(packr: Packr): boolean {
+  const value = { probe: [1, "two", 3n] };
+  const room = 7;
+  const plain = packr.pack(value);
+  const roomy = packr.pack(value, RESERVE_START_SPACE | room);
+  if (roomy.length !== plain.length + room) return false;
+  for (let i = 0; i < plain.length; i++) if (roomy[room + i] !== plain[i]) return false;
+  return true;
+}
+
 /**
  * Creates the default msgpackr serializer. `refCodec` encodes and resolves actor refs
  * inside messages; without it, a ref-shaped value is just an unsupported class instance.
  */
-export function createMsgpackSerializer(refCodec?: RefCodec): Serializer<unknown> {
+export function createMsgpackSerializer(refCodec?: RefCodec): MsgpackSerializer {
   installExtension();
   const packr = new Packr(MSGPACKR_OPTIONS);
   const unpackr = new Unpackr(MSGPACKR_OPTIONS);
+  roomSupported ??= checkRoomSupported(packr);
+  const fast = new FastPacker(refCodec);
+  // Reused by fromBinaryRange: msgpackr reads start/end (and `lazy`) at the beginning
+  // of `unpack` only, so a nested unpack overwriting it does no harm.
+  const range = { start: 0, end: 0 };
+  const unpackWith = (source: Uint8Array, options: typeof range | undefined): unknown => {
+    const outer = decodingRefCodec;
+    decodingRefCodec = refCodec;
+    try {
+      return unpackr.unpack(source, options);
+    } finally {
+      decodingRefCodec = outer;
+    }
+  };
   return {
     id: MSGPACK_SERIALIZER_ID,
     name: "msgpackr",
     toBinary(value: unknown): Uint8Array {
-      return packr.pack(prepareForPack(value, refCodec, MSGPACK_SERIALIZER_ID));
+      return (
+        fast.pack(value, 0) ?? packr.pack(prepareForPack(value, refCodec, MSGPACK_SERIALIZER_ID))
+      );
+    },
+    toBinaryWithRoom(value: unknown, room: number): Uint8Array | undefined {
+      if (room > MSGPACK_ROOM_BYTES_MAX || room < 0) return undefined;
+      const bytes = fast.pack(value, room);
+      if (bytes !== undefined) return bytes;
+      if (!roomSupported) return undefined;
+      const prepared = prepareForPack(value, refCodec, MSGPACK_SERIALIZER_ID);
+      return packr.pack(prepared, RESERVE_START_SPACE | room);
     },
     fromBinary(bytes: Uint8Array): unknown {
-      const outer = decodingRefCodec;
-      decodingRefCodec = refCodec;
-      try {
-        return unpackr.unpack(bytes);
-      } finally {
-        decodingRefCodec = outer;
-      }
+      return unpackWith(bytes, undefined);
+    },
+    fromBinaryRange(source: Uint8Array, start: number, end: number): unknown {
+      // msgpackr reads `end: 0` as "to the end of the source": an empty range takes the
+      // general path, so that it fails exactly as an empty message always did.
+      if (start >= end) return unpackWith(source.subarray(start, end), undefined);
+      range.start = start;
+      range.end = end;
+      return unpackWith(source, range);
     },
   };
 }

@@ -9,9 +9,10 @@
  */
 import { ConfigError } from "../base/errors.js";
 import { SerializationError, UnknownSerializerError } from "./errors.js";
-import { createMsgpackSerializer } from "./msgpack-serializer.js";
+import { createMsgpackSerializer, type MsgpackSerializer } from "./msgpack-serializer.js";
 import {
   INTERNAL_SERIALIZER_ID_MIN,
+  MSGPACK_SERIALIZER_ID,
   type RefCodec,
   SERIALIZER_ID_MAX,
   type SerializedMessage,
@@ -26,6 +27,17 @@ export interface SerializerRegistryOptions {
   readonly refCodec?: RefCodec;
 }
 
+/**
+ * A message serialized behind `room` free bytes: the message is `bytes[room..]`, and
+ * `bytes[0, room)` is for the caller to fill in (see `serializeWithRoom`).
+ */
+export interface SerializedWithRoom {
+  readonly serializerId: number;
+  readonly bytes: Uint8Array;
+  /** The free bytes at the start of `bytes`: the requested room, or 0. */
+  readonly room: number;
+}
+
 interface Bound {
   readonly serializer: Serializer;
   readonly matches: (value: unknown) => boolean;
@@ -35,11 +47,13 @@ interface Bound {
 export class SerializerRegistry {
   /** The msgpackr serializer used when no binding matches. */
   readonly defaultSerializer: Serializer;
+  private readonly msgpack: MsgpackSerializer;
   private readonly byId = new Map<number, Serializer>();
   private readonly bindings: Bound[] = [];
 
   constructor(options: SerializerRegistryOptions = {}) {
-    this.defaultSerializer = createMsgpackSerializer(options.refCodec);
+    this.msgpack = createMsgpackSerializer(options.refCodec);
+    this.defaultSerializer = this.msgpack;
     this.add(this.defaultSerializer, undefined, INTERNAL_SERIALIZER_ID_MIN);
   }
 
@@ -93,6 +107,41 @@ export class SerializerRegistry {
         serializerId: serializer.id,
       });
     return { serializerId: serializer.id, bytes };
+  }
+
+  /**
+   * Like `serialize`, but tries to leave `room` free bytes in front of the message, so
+   * that the caller can write a header there without copying the message (the default
+   * serializer can; user serializers get room 0, and the caller copies).
+   * @throws SerializationError when the value cannot be encoded.
+   */
+  serializeWithRoom(value: unknown, room: number): SerializedWithRoom {
+    const serializer = this.serializerFor(value);
+    if (serializer !== this.msgpack) return { ...this.serialize(value), room: 0 };
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = this.msgpack.toBinaryWithRoom(value, room);
+    } catch (e) {
+      throw asSerializationError(e, serializer, "toBinary");
+    }
+    if (bytes === undefined) return { ...this.serialize(value), room: 0 };
+    return { serializerId: MSGPACK_SERIALIZER_ID, bytes, room };
+  }
+
+  /**
+   * `deserialize(serializerId, source.subarray(start, end))`, without the view when the
+   * serializer is the default one.
+   * @throws UnknownSerializerError when no serializer has that id.
+   * @throws SerializationError when the bytes cannot be decoded.
+   */
+  deserializeRange(serializerId: number, source: Uint8Array, start: number, end: number): unknown {
+    if (serializerId !== MSGPACK_SERIALIZER_ID)
+      return this.deserialize(serializerId, source.subarray(start, end));
+    try {
+      return this.msgpack.fromBinaryRange(source, start, end);
+    } catch (e) {
+      throw asSerializationError(e, this.msgpack, "fromBinary");
+    }
   }
 
   /**

@@ -239,3 +239,40 @@ describe("FrameDecoder properties (fast-check)", () => {
     );
   });
 });
+
+describe("FrameDecoder.pushTo (frames as ranges, no allocation per frame)", () => {
+  it("hands whole-chunk frames over as ranges of the chunk and spanning ones in their own buffer", () => {
+    const frames = sampleFrames();
+    const stream = encodeAll(frames);
+    const cut = 9; // inside the second frame
+    const chunks = [stream.slice(0, cut), stream.slice(cut)];
+    const decoder = new FrameDecoder();
+    const seen: { type: number; source: Uint8Array; start: number; end: number }[] = [];
+    const sink = {
+      onFrame: (type: FrameType, source: Uint8Array, start: number, end: number) => {
+        seen.push({ type, source, start, end });
+      },
+    };
+    for (const c of chunks) expect(decoder.pushTo(c, sink)).toBeUndefined();
+    expect(seen.map((f) => ({ type: f.type, payload: f.source.slice(f.start, f.end) }))).toEqual(
+      plain(frames),
+    );
+    expect(seen[0]?.source).toBe(chunks[0]);
+    expect(seen[1]?.source).not.toBe(chunks[0]);
+    expect(seen[1]?.source).not.toBe(chunks[1]);
+    expect(seen.slice(2).every((f) => f.source === chunks[1])).toBe(true);
+  });
+
+  it("delivers the frames before a bad one, then returns the error and stays poisoned", () => {
+    const good = encodeFrame(FrameType.USER, Uint8Array.of(1, 2));
+    const bad = Uint8Array.of(0, 0, 0, 1, 99);
+    const decoder = new FrameDecoder();
+    const types: number[] = [];
+    const sink = { onFrame: (type: FrameType) => void types.push(type) };
+    const error = decoder.pushTo(concat(good, bad, good), sink);
+    expect(error).toMatchObject({ code: "FRAME_TYPE_UNKNOWN", streamOffset: good.length });
+    expect(types).toEqual([FrameType.USER]);
+    expect(decoder.pushTo(good, sink)).toBe(error);
+    expect(types).toEqual([FrameType.USER]);
+  });
+});

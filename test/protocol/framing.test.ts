@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/base/errors.js";
 import {
@@ -13,6 +14,12 @@ import {
 import { catchError, concat } from "./helpers.js";
 
 const bytes = (...b: number[]) => Uint8Array.from(b);
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 describe("frame types", () => {
   it("are 1..7 and named", () => {
@@ -112,5 +119,47 @@ describe("FrameWriter", () => {
   it("validates its options", () => {
     expect(() => new FrameWriter({ bufferSizeInitialBytes: 0 })).toThrow(ConfigError);
     expect(() => new FrameWriter({ frameSizeMaxBytes: 0 })).toThrow(ConfigError);
+  });
+});
+
+describe("FrameWriter buffer sizing", () => {
+  it("never overwrites a batch it handed out, for any pattern of batch sizes (fast-check)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.nat(1_500), { maxLength: 30 }), { maxLength: 25 }),
+        fc.integer({ min: 1, max: 512 }),
+        (batches, initial) => {
+          const w = new FrameWriter({ bufferSizeInitialBytes: initial });
+          const out: { view: Uint8Array; expected: Uint8Array }[] = [];
+          for (const sizes of batches) {
+            const payloads = sizes.map((n, i) => new Uint8Array(n).fill(i & 0xff));
+            for (const p of payloads) w.append(FrameType.USER, p);
+            out.push({
+              view: w.take(),
+              expected: concat(...payloads.map((p) => encodeFrame(FrameType.USER, p))),
+            });
+          }
+          for (const { view, expected } of out) expect(sameBytes(view, expected)).toBe(true);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("sizes buffers for a bulk sender's batches and gives them up when traffic drops", () => {
+    const w = new FrameWriter({ bufferSizeInitialBytes: 1024 });
+    const payload = new Uint8Array(100);
+    const bulkBatch = () => {
+      while (w.pendingBytes < 100_000) w.append(FrameType.USER, payload);
+      return w.take();
+    };
+    bulkBatch();
+    const buffers = new Set(Array.from({ length: 6 }, () => bulkBatch().buffer));
+    // Room for at least two batches per buffer once the batch size is known.
+    expect(buffers.size).toBeLessThanOrEqual(3);
+    w.append(FrameType.USER, payload);
+    w.take();
+    w.append(FrameType.USER, payload);
+    expect(w.take().buffer.byteLength).toBe(1024);
   });
 });

@@ -437,3 +437,88 @@ describe("SerializerRegistry", () => {
     expect(catchError(() => registry.serialize(1))).toBeInstanceOf(SerializationError);
   });
 });
+
+describe("serializing with room and decoding a range (remoting hot path)", () => {
+  const messages: unknown[] = [
+    { t: "m", n: 7, p: "x".repeat(80) },
+    { replyTo: new DummyRef("shop@10.0.0.1:2552", "/user/a"), n: 1 },
+    new Map([[1, { s: new Set([2]) }]]),
+    [1n, new Date(5), Uint8Array.of(1, 2)],
+    "just a string",
+  ];
+
+  it("puts exactly serialize's bytes behind the requested room, for every path", () => {
+    const registry = new SerializerRegistry({ refCodec: dummyCodec });
+    for (const m of messages)
+      for (const room of [0, 1, 25, 255]) {
+        const s = registry.serializeWithRoom(m, room);
+        expect(s.room).toBe(room);
+        expect(s.serializerId).toBe(MSGPACK_SERIALIZER_ID);
+        expect(s.bytes.subarray(room)).toEqual(registry.serialize(m).bytes);
+        expect(registry.deserialize(1, s.bytes.subarray(room))).toEqual(m);
+      }
+  });
+
+  it("gives no room for more than 255 bytes or with a user serializer, with the same errors", () => {
+    const registry = new SerializerRegistry().register(moneySerializer, { class: Money });
+    expect(registry.serializeWithRoom({ a: 1 }, 256)).toMatchObject({ room: 0, serializerId: 1 });
+    const money = registry.serializeWithRoom(new Money(5n, "EUR"), 10);
+    expect(money).toMatchObject({ room: 0, serializerId: 100 });
+    expect(registry.deserialize(100, money.bytes)).toEqual(new Money(5n, "EUR"));
+    const err = catchError(() => registry.serializeWithRoom({ f: () => 1 }, 10));
+    expect(err).toMatchObject({ code: "SERIALIZATION_FAILED", path: "$.f" });
+  });
+
+  it("decodes a message in the middle of a larger buffer, refs included", () => {
+    const registry = new SerializerRegistry({ refCodec: dummyCodec });
+    for (const m of messages) {
+      const bytes = registry.serialize(m).bytes;
+      const source = new Uint8Array(bytes.length + 20).fill(0xc1);
+      source.set(bytes, 9);
+      expect(registry.deserializeRange(1, source, 9, 9 + bytes.length)).toEqual(m);
+    }
+  });
+
+  it("honours the end of the range even when the bytes after it would complete the message", () => {
+    const registry = new SerializerRegistry();
+    const bytes = registry.serialize({ a: "hello", b: [1, 2, 3] }).bytes;
+    const source = new Uint8Array(bytes.length + 4);
+    source.set(bytes, 2);
+    for (let cut = 0; cut < bytes.length; cut++) {
+      const err = catchError(() => registry.deserializeRange(1, source, 2, 2 + cut));
+      expect(err).toBeInstanceOf(SerializationError);
+    }
+    const twice = new Uint8Array([...bytes, ...bytes]);
+    expect(catchError(() => registry.deserializeRange(1, twice, 0, twice.length))).toBeInstanceOf(
+      SerializationError,
+    );
+  });
+
+  it("uses the general path for other serializers and fails on unknown ids", () => {
+    const registry = new SerializerRegistry().register(moneySerializer, { class: Money });
+    const bytes = registry.serialize(new Money(3n, "USD")).bytes;
+    const source = new Uint8Array([0, ...bytes, 0]);
+    expect(registry.deserializeRange(100, source, 1, 1 + bytes.length)).toEqual(
+      new Money(3n, "USD"),
+    );
+    expect(catchError(() => registry.deserializeRange(77, source, 1, 2))).toBeInstanceOf(
+      UnknownSerializerError,
+    );
+  });
+
+  it("never throws anything but SerializationError for arbitrary ranges of arbitrary bytes", () => {
+    const registry = new SerializerRegistry({ refCodec: dummyCodec });
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 100 }), fc.nat(), fc.nat(), (bytes, a, b) => {
+        const start = a % (bytes.length + 1);
+        const end = start + (b % (bytes.length - start + 1));
+        try {
+          registry.deserializeRange(1, bytes, start, end);
+        } catch (e) {
+          expect(e).toBeInstanceOf(SerializationError);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});

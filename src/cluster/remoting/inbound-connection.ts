@@ -12,7 +12,11 @@
 import type { Disposable } from "../../base/disposable.js";
 import type { SystemMessageReceiver } from "../../core/association/system-channel.js";
 import type { CloseReason, Connection } from "../../ports/transport.js";
-import { describeFrameDecodeError, FrameDecoder } from "../../protocol/frame-decoder.js";
+import {
+  describeFrameDecodeError,
+  FrameDecoder,
+  type FrameSink,
+} from "../../protocol/frame-decoder.js";
 import { FrameType, FrameWriter } from "../../protocol/framing.js";
 import {
   decodeHandshakeHello,
@@ -23,7 +27,7 @@ import {
 } from "../../protocol/handshake.js";
 import { checkHandshake, rejectForDecodeError } from "../../protocol/handshake-check.js";
 import { decodeSystemMessage, encodeSystemAck } from "../../protocol/system-message.js";
-import { decodeUserEnvelope, type UserEnvelope } from "../../protocol/user-envelope.js";
+import { UserEnvelopeReader, type UserEnvelopeView } from "../../protocol/user-envelope-reader.js";
 import type { RemotingContext } from "./remoting-context.js";
 import { formatNode, parseNode, type WireNode } from "./wire-path.js";
 
@@ -36,8 +40,11 @@ export interface Peer {
 export interface InboundHost extends RemotingContext {
   readonly localSystemName: string;
   readonly localUid: bigint;
-  /** Handles a USER envelope; false means the bytes were bad (close the connection). */
-  onUserEnvelope(peer: Peer, envelope: UserEnvelope): boolean;
+  /**
+   * Handles a USER envelope; false means the bytes were bad (close the connection). The
+   * view is reused for the next message: read it before returning.
+   */
+  onUserEnvelope(peer: Peer, envelope: UserEnvelopeView): boolean;
   /** Handles a delivered system message payload; false = bad payload. */
   onSystemPayload(peer: Peer, payload: Uint8Array): boolean;
   onControl(peer: Peer, payload: Uint8Array): void;
@@ -52,6 +59,20 @@ export class InboundConnection {
   private handshakeTimer: Disposable | null;
   private ackScheduled = false;
   private closed = false;
+  /** Created with the first USER frame: one reused decoder per connection. */
+  private envelopes: UserEnvelopeReader | undefined;
+  /**
+   * USER frames after the handshake (the bulk) go straight to `onUser` as a range of the
+   * chunk: no view or frame object per message. Everything else takes `onFrame`.
+   */
+  private readonly frameSink: FrameSink = {
+    onFrame: (type, source, start, end) => {
+      if (this.closed) return;
+      const peer = this.peer;
+      if (type === FrameType.USER && peer !== null) this.onUser(peer, source, start, end);
+      else this.onFrame(type, source.subarray(start, end));
+    },
+  };
 
   constructor(
     private readonly host: InboundHost,
@@ -88,11 +109,7 @@ export class InboundConnection {
 
   private onData(chunk: Uint8Array): void {
     if (this.closed) return;
-    const { frames, error } = this.decoder.push(chunk);
-    for (const f of frames) {
-      if (this.closed) return;
-      this.onFrame(f.type, f.payload);
-    }
+    const error = this.decoder.pushTo(chunk, this.frameSink);
     if (error !== undefined && !this.closed) {
       this.host.stats.badFrames++;
       this.fail(describeFrameDecodeError(error));
@@ -110,7 +127,7 @@ export class InboundConnection {
     }
     switch (type) {
       case FrameType.USER:
-        this.onUser(this.peer, payload);
+        this.onUser(this.peer, payload, 0, payload.length);
         return;
       case FrameType.SYSTEM:
         this.onSystem(this.peer, payload);
@@ -168,15 +185,20 @@ export class InboundConnection {
     this.conn.close();
   }
 
-  private onUser(peer: Peer, payload: Uint8Array): void {
-    const env = decodeUserEnvelope(payload);
-    if (!env.ok) {
+  /** A USER payload: `source[start, end)`. */
+  private onUser(peer: Peer, source: Uint8Array, start: number, end: number): void {
+    this.envelopes ??= new UserEnvelopeReader();
+    const env = this.envelopes;
+    const error = env.read(source, start, end);
+    if (error !== undefined) {
       this.host.stats.badMessages++;
-      this.fail(`malformed user envelope: ${env.error.detail}`);
+      this.fail(`malformed user envelope: ${error.detail}`);
       return;
     }
     this.host.stats.userMessagesIn++;
-    if (!this.host.onUserEnvelope(peer, env.value)) this.fail("undecodable user message");
+    const ok = this.host.onUserEnvelope(peer, env);
+    env.release();
+    if (!ok) this.fail("undecodable user message");
   }
 
   private onSystem(peer: Peer, payload: Uint8Array): void {

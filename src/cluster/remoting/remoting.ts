@@ -41,7 +41,8 @@ import {
 } from "../../protocol/handshake-proof.js";
 import type { RefCodec, WireRefData } from "../../protocol/serialization.js";
 import { SerializerRegistry } from "../../protocol/serializer-registry.js";
-import { encodeUserEnvelope, type UserEnvelope } from "../../protocol/user-envelope.js";
+import type { UserEnvelopeView } from "../../protocol/user-envelope-reader.js";
+import { encodeUserPayload } from "../../protocol/user-payload.js";
 import { InboundConnection, type InboundHost, type Peer } from "./inbound-connection.js";
 import { OutboundAssociation } from "./outbound-association.js";
 import { RemoteActorRef } from "./remote-actor-ref.js";
@@ -319,12 +320,7 @@ export class Remoting implements InboundHost {
     }
     let payload: Uint8Array;
     try {
-      const s = this.registry.serialize(message);
-      payload = encodeUserEnvelope({
-        recipient: ref.wirePath,
-        serializerId: s.serializerId,
-        message: s.bytes,
-      });
+      payload = encodeUserPayload(this.registry, ref.recipientField, message);
       checkFrameSize(payload.length, this.settings.frameSizeMaxBytes);
     } catch (error) {
       this.sendFailed(message, ref, new RemoteSendError(ref.path.toString(), error));
@@ -417,10 +413,15 @@ export class Remoting implements InboundHost {
     return r;
   }
 
-  onUserEnvelope(_peer: Peer, env: UserEnvelope): boolean {
+  onUserEnvelope(_peer: Peer, env: UserEnvelopeView): boolean {
     let message: unknown;
     try {
-      message = this.registry.deserialize(env.serializerId, env.message);
+      message = this.registry.deserializeRange(
+        env.serializerId,
+        env.source,
+        env.messageStart,
+        env.messageEnd,
+      );
     } catch (error) {
       this.stats.badMessages++;
       this.badInput(

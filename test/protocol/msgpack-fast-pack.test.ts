@@ -1,0 +1,195 @@
+import fc from "fast-check";
+import { Packr } from "msgpackr";
+import { describe, expect, it } from "vitest";
+import {
+  createMsgpackSerializer,
+  MESSAGE_DEPTH_MAX,
+  type RefCodec,
+} from "../../src/protocol/index.js";
+import { FastPacker } from "../../src/protocol/msgpack-fast-pack.js";
+import { MSGPACKR_OPTIONS } from "../../src/protocol/msgpack-serializer.js";
+
+// The extension must be installed exactly as in production before comparing bytes.
+createMsgpackSerializer();
+const packr = new Packr({ ...MSGPACKR_OPTIONS });
+const msgpackrBytes = (v: unknown) => Uint8Array.from(packr.pack(v));
+
+/** Strings of any UTF-16 code units (lone surrogates included), around every length boundary. */
+const anyUnits = (maxLength: number) =>
+  fc
+    .array(fc.integer({ min: 0, max: 0xffff }), { maxLength })
+    .map((codes) => String.fromCharCode(...codes));
+const stringArb = fc.oneof(
+  fc.string({ maxLength: 80 }),
+  fc.string({ maxLength: 300, unit: "grapheme" }),
+  anyUnits(70),
+  fc.integer({ min: 0, max: 300 }).map((n) => "x".repeat(n)),
+  fc.integer({ min: 0x18, max: 0x48 }).map((n) => "é".repeat(n)),
+  fc.constantFrom("\uD800", "a\uDC00b", "\uFEFFbom", "😀".repeat(40), "€".repeat(90)),
+);
+/** Keys the fast path leaves to the general path on purpose are tested separately. */
+const keyArb = stringArb.filter((k) => !["__proto__", "constructor", "hasOwnProperty"].includes(k));
+const BOUNDARY_INTS = [
+  0,
+  1,
+  0x1f,
+  0x20,
+  0x7f,
+  0x80,
+  0xff,
+  0x100,
+  0xffff,
+  0x10000,
+  2 ** 32 - 1,
+  2 ** 32,
+  2 ** 53,
+  -1,
+  -0x20,
+  -0x21,
+  -0x80,
+  -0x81,
+  -0x8000,
+  -0x8001,
+  -(2 ** 31),
+  -(2 ** 31) - 1,
+  -(2 ** 53),
+];
+const numberArb = fc.oneof(
+  fc.constantFrom(...BOUNDARY_INTS),
+  fc.integer({ min: -(2 ** 31), max: 2 ** 32 }),
+  fc.double(),
+  fc.constantFrom(-0, Number.NaN, Number.POSITIVE_INFINITY, 0.1, -1.5),
+);
+const { plain } = fc.letrec((tie) => ({
+  plain: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    stringArb,
+    numberArb,
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.array(tie("plain"), { maxLength: 20 }),
+    fc.dictionary(keyArb, tie("plain"), { maxKeys: 20, noNullPrototype: true }),
+  ),
+}));
+
+describe("FastPacker", () => {
+  it("writes exactly msgpackr's bytes for plain data, behind any room (fast-check)", () => {
+    fc.assert(
+      fc.property(plain, fc.integer({ min: 0, max: 255 }), (v, room) => {
+        const fast = new FastPacker(undefined);
+        expect(fast.pack(v, 0)).toEqual(msgpackrBytes(v));
+        expect(fast.pack(v, room)?.subarray(room)).toEqual(msgpackrBytes(v));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("writes msgpackr's bytes for containers of 16 and more entries and long strings", () => {
+    const fast = new FastPacker(undefined);
+    const values = [
+      Array.from({ length: 16 }, (_, i) => i),
+      Array.from({ length: 300 }, (_, i) => `s${i}`),
+      Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i * 1000])),
+      "y".repeat(8_000),
+      "é".repeat(3000),
+      { nested: [[[{ deep: [1, [2, [3]]] }]]] },
+    ];
+    for (const v of values) expect(fast.pack(v, 3)?.subarray(3)).toEqual(msgpackrBytes(v));
+  });
+
+  it("gives up on everything outside its subset", () => {
+    class Point {
+      x = 1;
+    }
+    const codec: RefCodec = {
+      isRef: (v) => v instanceof Point,
+      encode: () => ({ address: "a", path: "/p" }),
+      decode: () => new Point(),
+    };
+    const nested = (depth: number) => {
+      let v: unknown = 1;
+      for (let i = 0; i < depth; i++) v = [v];
+      return v;
+    };
+    const arrayWithOwnCtor = Object.assign([1], { constructor: 1 });
+    const outside = [
+      new Map([[1, 2]]),
+      new Set([1]),
+      new Date(0),
+      1n,
+      Uint8Array.of(1),
+      new Point(),
+      () => 1,
+      Symbol("s"),
+      JSON.parse('{"__proto__": 1}'),
+      { hasOwnProperty: 1 },
+      { constructor: "own" },
+      Object.create(null),
+      arrayWithOwnCtor,
+      Array.from({ length: 0x10000 }, () => 0),
+      nested(MESSAGE_DEPTH_MAX + 1),
+    ];
+    const fast = new FastPacker(undefined);
+    for (const v of outside) {
+      expect(fast.pack(v, 0)).toBeUndefined();
+      expect(fast.pack({ a: [0, { b: v }] }, 0)).toBeUndefined();
+    }
+    expect(fast.pack(nested(MESSAGE_DEPTH_MAX), 0)).toEqual(
+      msgpackrBytes(nested(MESSAGE_DEPTH_MAX)),
+    );
+    // An array object with Object.prototype is written as msgpackr writes it: a map.
+    const arrayLike = Object.setPrototypeOf([1], Object.prototype);
+    expect(fast.pack(arrayLike, 0)).toEqual(msgpackrBytes(arrayLike));
+    expect(new FastPacker(codec).pack({ replyTo: new Point() }, 0)).toBeUndefined();
+  });
+
+  it("gives up on a value larger than its slab, and packs the next one normally", () => {
+    const fast = new FastPacker(undefined);
+    expect(fast.pack({ big: "z".repeat(40_000) }, 0)).toBeUndefined();
+    expect(fast.pack({ small: 1 }, 0)).toEqual(msgpackrBytes({ small: 1 }));
+  });
+
+  it("never writes again over bytes it handed out, across slabs and give-ups", () => {
+    const fast = new FastPacker(undefined);
+    const out: { view: Uint8Array; copy: Uint8Array }[] = [];
+    for (let i = 0; i < 2_000; i++) {
+      const v = { i, s: "v".repeat(i % 200), list: Array.from({ length: i % 9 }, (_, j) => j) };
+      if (i % 7 === 0) expect(fast.pack({ ...v, bad: new Map() }, 0)).toBeUndefined();
+      const view = fast.pack(v, i % 30) as Uint8Array;
+      out.push({ view, copy: view.slice() });
+    }
+    for (const { view, copy } of out) expect(view).toEqual(copy);
+  });
+});
+
+describe("FastPacker and user code", () => {
+  it("gives up when called again from inside a pack (RefCodec or getter), without corrupting either", () => {
+    let fast: FastPacker;
+    let inner: Uint8Array | undefined | "not called" = "not called";
+    const codec: RefCodec = {
+      isRef: () => {
+        if (inner === "not called") inner = fast.pack({ inner: true }, 0);
+        return false;
+      },
+      encode: () => ({ address: "a", path: "/p" }),
+      decode: () => undefined,
+    };
+    fast = new FastPacker(codec);
+    const outer = fast.pack({ outer: [1, 2, 3] }, 0);
+    expect(inner).toBeUndefined();
+    expect(outer).toEqual(msgpackrBytes({ outer: [1, 2, 3] }));
+    expect(fast.pack({ next: 1 }, 0)).toEqual(msgpackrBytes({ next: 1 }));
+  });
+
+  it("lets an exception from a getter through and stays usable", () => {
+    const fast = new FastPacker(undefined);
+    const bad = {
+      get boom(): number {
+        throw new Error("getter");
+      },
+    };
+    expect(() => fast.pack({ a: 1, bad }, 0)).toThrow("getter");
+    expect(fast.pack({ a: 1 }, 0)).toEqual(msgpackrBytes({ a: 1 }));
+  });
+});

@@ -1,5 +1,12 @@
 export { ClusterNode, type ClusterNodeOptions } from "./cluster-node.js";
 export {
+  ClusterSharding,
+  type EntityCreationContext,
+  type EntityRef,
+  EntityTypeKey,
+  type ShardedEntityOptions,
+} from "./cluster-sharding.js";
+export {
   type EntityId,
   envelopeExtractor,
   type HashCodeExtractorOptions,

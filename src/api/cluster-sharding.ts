@@ -1,0 +1,187 @@
+/**
+ * ClusterSharding: the typed sharding API of a node. `init` starts this node's region
+ * for an entity type (and the type's coordinator singleton); `entityRefFor` addresses
+ * one entity by id from anywhere in the cluster.
+ *
+ * ```ts
+ * const Cart = EntityTypeKey<CartMsg>("Cart");
+ * const sharding = ClusterSharding.get(node);
+ * sharding.init({ typeKey: Cart, createBehavior: ({ entityId }) => cart(entityId) });
+ * sharding.entityRefFor(Cart, "cart-42").tell({ type: "add", sku: "tea" });
+ * ```
+ */
+import type { ActorRef } from "../actor/actor-ref.js";
+import { type AskOptions, ask } from "../actor/ask.js";
+import type { Behavior } from "../actor/behavior.js";
+import { ShardkitError } from "../base/errors.js";
+import { coordinatorBehavior } from "../cluster/sharding/coordinator-actor.js";
+import { regionBehavior } from "../cluster/sharding/region-actor.js";
+import type { EntityContext } from "../cluster/sharding/shard-actor.js";
+import type { ShardingMsg } from "../cluster/sharding/sharding-messages.js";
+import { ClusterSingleton, type SingletonHost } from "../cluster/singleton/cluster-singleton.js";
+import type { CoordinatorSettings } from "../core/coordinator/coordinator-settings.js";
+import {
+  type CoordinatorAllocationStrategy,
+  leastShardStrategy,
+} from "../core/coordinator/coordinator-strategy.js";
+import { uniqueAddressToString } from "../core/membership/unique-address.js";
+import type { RegionSettings } from "../core/region/region-settings.js";
+import type { ShardSettings } from "../core/shard/shard-settings.js";
+import {
+  DEFAULT_SHARD_ID_ALGORITHM,
+  type ShardIdAlgorithm,
+  shardIdFunctions,
+  validateNumberOfShards,
+} from "../core/sharding/shard-id.js";
+import { isStartEntity, ShardingEnvelope } from "./message-extractor.js";
+
+/** Names an entity type and the type of its messages. */
+export interface EntityTypeKey<M> {
+  readonly name: string;
+  /** Phantom: carries M; never set. */
+  readonly __message?: M;
+}
+
+export function EntityTypeKey<M>(name: string): EntityTypeKey<M> {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name))
+    throw new ShardkitError(
+      "CONFIG_INVALID",
+      `invalid entity type name "${name}": letters, digits, '_', '.', '-'`,
+      { name },
+    );
+  return { name };
+}
+
+/** What `createBehavior` receives for each entity. */
+export type EntityCreationContext = EntityContext;
+
+export interface ShardedEntityOptions<M> {
+  readonly typeKey: EntityTypeKey<M>;
+  readonly createBehavior: (ctx: EntityCreationContext) => Behavior<M>;
+  /** Default 100; must be the same on every node. */
+  readonly numberOfShards?: number;
+  /** Shard id hash (default "murmur3"; see HashCodeMessageExtractor). */
+  readonly shardIdAlgorithm?: ShardIdAlgorithm;
+  /** Host entities only on members with this role (others get a proxy region). */
+  readonly role?: string;
+  /** Sent to each entity when its shard is handed off (default: stop). */
+  readonly handOffStopMessage?: M;
+  readonly allocationStrategy?: CoordinatorAllocationStrategy;
+  readonly settings?: {
+    readonly coordinator?: Partial<CoordinatorSettings>;
+    readonly region?: Partial<RegionSettings>;
+    readonly shard?: Partial<ShardSettings>;
+  };
+}
+
+/** A handle on one entity, wherever it lives. */
+export interface EntityRef<M> {
+  readonly typeName: string;
+  readonly entityId: string;
+  tell(message: M): void;
+  ask<R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions): Promise<R>;
+}
+
+interface TypeEntry {
+  readonly region: ActorRef<unknown>;
+}
+
+const instances = new WeakMap<SingletonHost, ClusterSharding>();
+
+export class ClusterSharding {
+  private readonly types = new Map<string, TypeEntry>();
+
+  private constructor(private readonly host: SingletonHost) {}
+
+  /** The sharding extension of a node (one per node). */
+  static get(host: SingletonHost): ClusterSharding {
+    let s = instances.get(host);
+    if (s === undefined) {
+      s = new ClusterSharding(host);
+      instances.set(host, s);
+    }
+    return s;
+  }
+
+  /** Starts the region of `typeKey` on this node (and its coordinator singleton). */
+  init<M>(options: ShardedEntityOptions<M>): ActorRef<ShardingEnvelope<M>> {
+    const name = options.typeKey.name;
+    const existing = this.types.get(name);
+    if (existing !== undefined) return existing.region as ActorRef<ShardingEnvelope<M>>;
+    const numberOfShards = options.numberOfShards ?? 100;
+    validateNumberOfShards(numberOfShards);
+    const hash = shardIdFunctions[options.shardIdAlgorithm ?? DEFAULT_SHARD_ID_ALGORITHM];
+    const { system, remoting, cluster } = this.host;
+    const coordinatorProxy = ClusterSingleton.init<ShardingMsg>(this.host, {
+      name: `shardCoordinator-${name}`,
+      role: options.role,
+      behavior: coordinatorBehavior({
+        typeName: name,
+        cluster,
+        remoting,
+        strategy: options.allocationStrategy ?? leastShardStrategy(),
+        role: options.role,
+        settings: options.settings?.coordinator,
+      }) as Behavior<ShardingMsg>,
+    });
+    const hosts =
+      options.role === undefined || cluster.selfMember?.roles.includes(options.role) === true;
+    const region = system.core.systemGuardian.spawnChild(
+      regionBehavior({
+        typeName: name,
+        member: uniqueAddressToString(cluster.self),
+        remoting,
+        coordinatorProxy,
+        route: (m) => routeOf(m, numberOfShards, hash),
+        createBehavior: hosts
+          ? (ctx) => options.createBehavior(ctx) as Behavior<unknown>
+          : undefined,
+        handOffStopMessage: options.handOffStopMessage,
+        settings: options.settings?.region,
+        shardSettings: options.settings?.shard,
+      }),
+      `sharding-${name}`,
+      undefined,
+    );
+    this.types.set(name, { region });
+    return region as ActorRef<ShardingEnvelope<M>>;
+  }
+
+  /** A ref to the entity `entityId` of `typeKey` (init the type on this node first). */
+  entityRefFor<M>(typeKey: EntityTypeKey<M>, entityId: string): EntityRef<M> {
+    const entry = this.types.get(typeKey.name);
+    if (entry === undefined)
+      throw new ShardkitError(
+        "SHARDING_TYPE_NOT_STARTED",
+        `entity type "${typeKey.name}" is not initialised on this node`,
+        {
+          typeName: typeKey.name,
+        },
+      );
+    const region = entry.region as ActorRef<ShardingEnvelope<M>>;
+    return {
+      typeName: typeKey.name,
+      entityId,
+      tell: (message) => region.tell(ShardingEnvelope(entityId, message)),
+      ask: <R>(make: (replyTo: ActorRef<R>) => M, opts?: AskOptions) =>
+        ask(
+          region as ActorRef<ShardingEnvelope<M>>,
+          (replyTo: ActorRef<R>) => ShardingEnvelope(entityId, make(replyTo)),
+          opts,
+        ),
+    };
+  }
+}
+
+function routeOf(
+  m: unknown,
+  numberOfShards: number,
+  hash: (id: string, n: number) => string,
+): { entityId: string; shardId: string; message: unknown } | undefined {
+  if (isStartEntity(m))
+    return { entityId: m.entityId, shardId: hash(m.entityId, numberOfShards), message: m };
+  if (typeof m !== "object" || m === null) return undefined;
+  const e = m as { entityId?: unknown; message?: unknown };
+  if (typeof e.entityId !== "string" || !("message" in e)) return undefined;
+  return { entityId: e.entityId, shardId: hash(e.entityId, numberOfShards), message: e.message };
+}

@@ -1,0 +1,217 @@
+/**
+ * The region actor of one entity type on one node: drives a RegionMachine (core/region).
+ * It finds the coordinator through the coordinator singleton's proxy, registers, routes
+ * messages by shard (locally to its shard children, or to the owning region), and runs
+ * the hand-off protocol for its shards.
+ */
+import type { ActorContext } from "../../actor/actor-context.js";
+import type { ActorRef } from "../../actor/actor-ref.js";
+import { type Behavior, Behaviors } from "../../actor/behavior.js";
+import { RegionMachine } from "../../core/region/region-machine.js";
+import type { RegionSettings } from "../../core/region/region-settings.js";
+import type { RegionInput, RegionOutput } from "../../core/region/region-types.js";
+import type { ShardSettings } from "../../core/shard/shard-settings.js";
+import type { Remoting } from "../remoting/remoting.js";
+import {
+  type EntityContext,
+  type ShardCommand,
+  type ShardReport,
+  shardBehavior,
+} from "./shard-actor.js";
+import { isShardingMsg, type ShardingMsg, splitActorId } from "./sharding-messages.js";
+
+export interface RegionActorOptions {
+  readonly typeName: string;
+  readonly member: string;
+  readonly remoting: Remoting;
+  /** The coordinator singleton's proxy (for identification). */
+  readonly coordinatorProxy: ActorRef<ShardingMsg>;
+  /** Entity id and shard id of a user message (undefined: not for this type). */
+  readonly route: (
+    message: unknown,
+  ) => { entityId: string; shardId: string; message: unknown } | undefined;
+  /** undefined = proxy only (never hosts shards). */
+  readonly createBehavior?: (ctx: EntityContext) => Behavior<unknown>;
+  readonly handOffStopMessage?: unknown;
+  readonly settings?: Partial<RegionSettings>;
+  readonly shardSettings?: Partial<ShardSettings>;
+  /** Called with this region's id once it is known. */
+  readonly onSelfId?: (id: string) => void;
+}
+
+type RegionMsg =
+  | ShardingMsg
+  | ShardReport
+  | { readonly sk: "region"; readonly t: "timer"; readonly key: string }
+  | { readonly sk: "region"; readonly t: "coordinator-gone"; readonly id: string };
+
+export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
+  return Behaviors.setup<unknown>((ctx) => {
+    const selfPath = ctx.self.path;
+    const selfId = `${options.remoting.address}/${selfPath.elements.join("/")}#${selfPath.uid}`;
+    options.onSelfId?.(selfId);
+    const machine = new RegionMachine<unknown>({
+      self: selfId,
+      member: options.member,
+      typeName: options.typeName,
+      proxy: options.createBehavior === undefined,
+      settings: options.settings,
+    });
+    let coordinator: string | undefined;
+    const refOf = (id: string) => {
+      const p = splitActorId(id);
+      return p === undefined
+        ? undefined
+        : options.remoting.actorRefFor<ShardingMsg>(p.node, p.path);
+    };
+    const identify = () =>
+      options.coordinatorProxy.tell({
+        sk: "sharding",
+        t: "identify-coordinator",
+        replyTo: ctx.self as ActorRef<ShardingMsg>,
+      });
+    const perform = (outs: readonly RegionOutput<unknown>[]) => {
+      for (const o of outs) performRegion(ctx, options, o, refOf, identify);
+    };
+    const feed = (input: RegionInput<unknown>) => perform(machine.handle(input, ctx.now()));
+    feed({ type: "start" });
+    identify();
+
+    return Behaviors.receive<unknown>((_c, m) => {
+      if (!isInternal(m)) {
+        const r = options.route(m);
+        if (r === undefined) {
+          ctx.system.core.unhandled(m, ctx.self as never);
+          return;
+        }
+        feed({ type: "deliver", shard: r.shardId, entityId: r.entityId, message: r.message });
+        return;
+      }
+      const msg = m as RegionMsg;
+      if (msg.sk === "shard-report") {
+        if (msg.t === "returned")
+          feed({
+            type: "return-to-region",
+            shard: msg.shard,
+            messages: msg.messages.map((x) => ({ entityId: x.entityId, message: x.message })),
+          });
+        else if (msg.t === "started") feed({ type: "shard-started-local", shard: msg.shard });
+        else feed({ type: "local-shard-stopped", shard: msg.shard });
+        return;
+      }
+      if (msg.sk === "region") {
+        if (msg.t === "timer") {
+          if (msg.key === "register" && coordinator === undefined) identify();
+          feed({ type: "timer", key: msg.key });
+        } else if (msg.id === coordinator) {
+          coordinator = undefined;
+          feed({ type: "coordinator-changed", coordinator: undefined });
+          identify();
+        }
+        return;
+      }
+      switch (msg.t) {
+        case "coordinator-is":
+          if (msg.id !== coordinator) {
+            coordinator = msg.id;
+            const ref = refOf(msg.id);
+            if (ref !== undefined)
+              ctx.watchWith(ref as ActorRef<never>, {
+                sk: "region",
+                t: "coordinator-gone",
+                id: msg.id,
+              });
+            feed({ type: "coordinator-changed", coordinator: msg.id });
+          }
+          return;
+        case "from-coordinator":
+          feed({ type: "coordinator-message", from: msg.from, message: msg.cmd });
+          return;
+        case "forwarded":
+          feed({ type: "deliver", shard: msg.shard, entityId: msg.entityId, message: msg.message });
+          return;
+        default:
+          return;
+      }
+    });
+  });
+}
+
+function isInternal(m: unknown): boolean {
+  if (isShardingMsg(m)) return true;
+  const sk = typeof m === "object" && m !== null ? (m as { sk?: unknown }).sk : undefined;
+  return sk === "shard-report" || sk === "region";
+}
+
+function performRegion(
+  ctx: ActorContext<unknown>,
+  options: RegionActorOptions,
+  o: RegionOutput<unknown>,
+  refOf: (id: string) => ActorRef<ShardingMsg> | undefined,
+  identify: () => void,
+): void {
+  const shardChild = (shard: string) =>
+    ctx.child(`shard-${encodeURIComponent(shard)}`) as ActorRef<ShardCommand> | undefined;
+  switch (o.type) {
+    case "send-to-coordinator":
+      refOf(o.coordinator)?.tell({ sk: "sharding", t: "to-coordinator", cmd: o.message });
+      return;
+    case "forward":
+      refOf(o.region)?.tell({
+        sk: "sharding",
+        t: "forwarded",
+        shard: o.shard,
+        entityId: o.envelope.entityId,
+        message: o.envelope.message,
+      });
+      return;
+    case "deliver-local":
+      shardChild(o.shard)?.tell({
+        sk: "shard",
+        t: "deliver",
+        entityId: o.envelope.entityId,
+        message: o.envelope.message,
+      });
+      return;
+    case "start-shard": {
+      if (options.createBehavior === undefined) return;
+      ctx.spawn(
+        shardBehavior({
+          shardId: o.shard,
+          region: ctx.self as ActorRef<ShardReport>,
+          createBehavior: options.createBehavior,
+          handOffStopMessage: options.handOffStopMessage,
+          settings: options.shardSettings,
+        }),
+        `shard-${encodeURIComponent(o.shard)}`,
+      );
+      ctx.self.tell({ sk: "shard-report", t: "started", shard: o.shard });
+      return;
+    }
+    case "stop-shard":
+      shardChild(o.shard)?.tell({ sk: "shard", t: "shutdown" });
+      return;
+    case "hand-off-shard":
+      shardChild(o.shard)?.tell({ sk: "shard", t: "hand-off" });
+      return;
+    case "dead-letter":
+      ctx.system.core.deadLetter(
+        o.envelope.message,
+        ctx.self.path.toString(),
+        o.reason === "buffer-overflow" ? "buffer-overflow" : "stopped",
+      );
+      return;
+    case "start-timer":
+      ctx.timers.startSingleTimer(o.key, { sk: "region", t: "timer", key: o.key }, o.delayMs);
+      return;
+    case "cancel-timer":
+      ctx.timers.cancel(o.key);
+      return;
+    case "log":
+      ctx.log[o.level](o.text, { type: options.typeName, event: o.event });
+      return;
+    case "stopped":
+      void identify;
+      return;
+  }
+}

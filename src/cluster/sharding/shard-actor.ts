@@ -1,0 +1,174 @@
+/**
+ * The shard actor: drives one ShardMachine (core/shard) and owns the shard's entity
+ * actors as children (named by the URI-encoded entity id). It reports to its region
+ * (the parent) when hand-off leftovers go back and when the shard has stopped.
+ */
+import type { ActorContext } from "../../actor/actor-context.js";
+import type { ActorRef } from "../../actor/actor-ref.js";
+import { type Behavior, Behaviors } from "../../actor/behavior.js";
+import { ShardMachine } from "../../core/shard/shard-machine.js";
+import type { ShardSettings } from "../../core/shard/shard-settings.js";
+import type { ShardInput, ShardOutput } from "../../core/shard/shard-types.js";
+
+/** What an entity's behavior factory gets. */
+export interface EntityContext {
+  readonly entityId: string;
+  readonly shardId: string;
+  /** Ask the shard to stop this entity (messages sent meanwhile go to a new incarnation). */
+  passivate(stopMessage?: unknown): void;
+}
+
+export type ShardCommand =
+  | {
+      readonly sk: "shard";
+      readonly t: "deliver";
+      readonly entityId: string;
+      readonly message: unknown;
+    }
+  | { readonly sk: "shard"; readonly t: "hand-off" }
+  | { readonly sk: "shard"; readonly t: "shutdown" }
+  | {
+      readonly sk: "shard";
+      readonly t: "passivate";
+      readonly entityId: string;
+      readonly stopMessage?: unknown;
+    }
+  | { readonly sk: "shard"; readonly t: "timer"; readonly key: string }
+  | { readonly sk: "shard"; readonly t: "stop" };
+
+/** What a shard tells its region. */
+export type ShardReport =
+  | {
+      readonly sk: "shard-report";
+      readonly t: "returned";
+      readonly shard: string;
+      readonly messages: readonly { entityId: string; message: unknown }[];
+    }
+  | { readonly sk: "shard-report"; readonly t: "stopped"; readonly shard: string }
+  | { readonly sk: "shard-report"; readonly t: "started"; readonly shard: string };
+
+export interface ShardActorOptions {
+  readonly shardId: string;
+  readonly region: ActorRef<ShardReport>;
+  readonly createBehavior: (ctx: EntityContext) => Behavior<unknown>;
+  readonly handOffStopMessage?: unknown;
+  readonly settings?: Partial<ShardSettings>;
+}
+
+const childName = (entityId: string) => `e-${encodeURIComponent(entityId)}`;
+const entityIdOf = (name: string) => decodeURIComponent(name.slice(2));
+
+export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand> {
+  return Behaviors.setup<ShardCommand>((ctx) => {
+    const machine = new ShardMachine<unknown>({
+      shardId: options.shardId,
+      settings: options.settings,
+    });
+    const perform = (outs: readonly ShardOutput<unknown>[]) => {
+      for (const o of outs) performOne(ctx, options, o, feed);
+    };
+    const feed = (input: ShardInput<unknown>) => perform(machine.handle(input, ctx.now()));
+    return Behaviors.receive<ShardCommand>(
+      (_c, m) => {
+        switch (m.t) {
+          case "deliver":
+            // StartEntity starts the entity without a message for it.
+            if ((m.message as { type?: unknown } | null)?.type === "shardkit.StartEntity")
+              feed({ type: "start-entity", entityId: m.entityId });
+            else feed({ type: "deliver", entityId: m.entityId, message: m.message });
+            return;
+          case "hand-off":
+            feed({ type: "hand-off", stopMessage: options.handOffStopMessage });
+            return;
+          case "shutdown":
+            feed({ type: "shutdown" });
+            return Behaviors.stopped;
+          case "passivate":
+            feed({ type: "passivate", entityId: m.entityId, stopMessage: m.stopMessage });
+            return;
+          case "timer":
+            feed({ type: "timer", key: m.key });
+            return;
+          case "stop":
+            return Behaviors.stopped;
+        }
+      },
+      (_c, signal) => {
+        if (signal.type === "Terminated" || signal.type === "ChildFailed") {
+          feed({
+            type: "entity-terminated",
+            entityId: entityIdOf(signal.ref.path.name),
+            passivated: false,
+            failed: signal.type === "ChildFailed",
+          });
+        }
+        return undefined;
+      },
+    );
+  });
+}
+
+function performOne(
+  ctx: ActorContext<ShardCommand>,
+  options: ShardActorOptions,
+  o: ShardOutput<unknown>,
+  feed: (input: ShardInput<unknown>) => void,
+): void {
+  const child = (id: string) => ctx.child(childName(id)) as ActorRef<unknown> | undefined;
+  switch (o.type) {
+    case "start-entity-actor": {
+      const entityId = o.entityId;
+      const entityCtx: EntityContext = {
+        entityId,
+        shardId: options.shardId,
+        passivate: (stopMessage) =>
+          ctx.self.tell({ sk: "shard", t: "passivate", entityId, stopMessage }),
+      };
+      const ref = ctx.spawn(options.createBehavior(entityCtx), childName(entityId));
+      ctx.watch(ref as ActorRef<never>);
+      feed({ type: "entity-started", entityId });
+      return;
+    }
+    case "send-to-entity":
+      child(o.entityId)?.tell(o.message);
+      return;
+    case "stop-entity-actor": {
+      const c = child(o.entityId);
+      if (c === undefined) return;
+      if (o.stopMessage !== undefined) c.tell(o.stopMessage);
+      else ctx.stop(c as ActorRef<never>);
+      return;
+    }
+    case "force-stop-entity-actor": {
+      const c = child(o.entityId);
+      if (c !== undefined) ctx.stop(c as ActorRef<never>);
+      return;
+    }
+    case "buffer-overflow":
+      ctx.system.core.deadLetter(o.message, ctx.self.path.toString(), "buffer-overflow");
+      return;
+    case "return-to-region":
+      options.region.tell({
+        sk: "shard-report",
+        t: "returned",
+        shard: options.shardId,
+        messages: o.messages,
+      });
+      return;
+    case "write-remember":
+      return; // remember-entities stores are wired with the persistence issue
+    case "start-timer":
+      ctx.timers.startSingleTimer(o.key, { sk: "shard", t: "timer", key: o.key }, o.delayMs);
+      return;
+    case "cancel-timer":
+      ctx.timers.cancel(o.key);
+      return;
+    case "shard-stopped":
+      options.region.tell({ sk: "shard-report", t: "stopped", shard: options.shardId });
+      ctx.self.tell({ sk: "shard", t: "stop" });
+      return;
+    case "log":
+      ctx.log[o.level](o.text, { shard: options.shardId });
+      return;
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Messages between the sharding actors (regions, shards, the coordinator). The `sk` tag
+ * keeps them apart from user messages; they travel through remoting as plain data.
+ *
+ * Region and coordinator ids are `<system>@<host>:<port><wire path>` strings
+ * (e.g. `shop@10.0.0.5:2552/system/sharding-Cart#12`): unique per actor incarnation and
+ * resolvable to a ref on any node.
+ */
+import type { ActorRef } from "../../actor/actor-ref.js";
+import type { CoordinatorCommand, RegionCommand } from "../../protocol/sharding.js";
+
+export type ShardingMsg =
+  /** Region -> coordinator. */
+  | { readonly sk: "sharding"; readonly t: "to-coordinator"; readonly cmd: CoordinatorCommand }
+  /** Coordinator -> region. */
+  | {
+      readonly sk: "sharding";
+      readonly t: "from-coordinator";
+      readonly from: string;
+      readonly cmd: RegionCommand;
+    }
+  /** Region -> coordinator (through the singleton proxy): who are you? */
+  | {
+      readonly sk: "sharding";
+      readonly t: "identify-coordinator";
+      readonly replyTo: ActorRef<ShardingMsg>;
+    }
+  | { readonly sk: "sharding"; readonly t: "coordinator-is"; readonly id: string }
+  /** Region -> region: a message for an entity of a shard the receiver hosts. */
+  | {
+      readonly sk: "sharding";
+      readonly t: "forwarded";
+      readonly shard: string;
+      readonly entityId: string;
+      readonly message: unknown;
+    };
+
+export function isShardingMsg(m: unknown): m is ShardingMsg {
+  return typeof m === "object" && m !== null && (m as { sk?: unknown }).sk === "sharding";
+}
+
+/** `system@host:port` + wire path of a ref, as the coordinator and regions name actors. */
+export function actorIdOf(nodeAddress: string, elements: readonly string[], uid: number): string {
+  return `${nodeAddress}/${elements.join("/")}#${uid}`;
+}
+
+/** Splits an actor id into its node address and wire path. */
+export function splitActorId(id: string): { node: string; path: string } | undefined {
+  const slash = id.indexOf("/");
+  if (slash <= 0) return undefined;
+  return { node: id.slice(0, slash), path: id.slice(slash) };
+}

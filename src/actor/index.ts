@@ -22,6 +22,21 @@ export {
   type MessageHandler,
   type SignalHandler,
 } from "./behavior.js";
+export {
+  defaultEventSourcedBackoff,
+  Effect,
+  type EffectFactory,
+  type EventCodec,
+  EventSourcedBehavior,
+  type EventSourcedOptions,
+  EventSourcedPersistError,
+  EventSourcedRecoveryError,
+  PERSISTENCE_ID_SEPARATOR,
+  parsePersistenceId,
+  persistenceIdOf,
+  type SideEffect,
+  type SnapshotCodec,
+} from "./event-sourced/index.js";
 export type {
   ActorFailed,
   AnyEvent,

@@ -136,3 +136,70 @@ describe.each(simSeeds([1, 2, 3]))("sharding (seed %i)", (seed) => {
     expect(registry.violations).toEqual([]);
   });
 });
+
+describe.each(simSeeds([1, 2]))("sharding rebalance (seed %i)", (seed) => {
+  it("S7: a node joins a loaded cluster; shards move to it; no message lost, order per sender kept", async () => {
+    const world = new SimWorld({ seed });
+    const network = new SimNetwork(world);
+    const registry = new Registry();
+    const seeds = ["a:2552", "b:2552"];
+    type Seq = { type: "seq"; n: number };
+    const SeqKey = EntityTypeKey<Seq>("Seq");
+    const delivered = new Map<number, number>();
+    const perEntity = new Map<string, number>();
+    let disorder = 0;
+    const hostsSeen = new Set<string>();
+    const start = async (name: string) => {
+      const n = await startNode(world, network, name, seeds, registry);
+      ClusterSharding.get(n).init({
+        typeKey: SeqKey,
+        numberOfShards: 30,
+        settings: { coordinator: { rebalanceIntervalMs: 2_000 } },
+        createBehavior: ({ entityId }) =>
+          Behaviors.receiveMessage<Seq>((m) => {
+            delivered.set(m.n, (delivered.get(m.n) ?? 0) + 1);
+            if ((perEntity.get(entityId) ?? -1) > m.n) disorder++;
+            perEntity.set(entityId, m.n);
+            hostsSeen.add(name);
+          }),
+      });
+      return n;
+    };
+    const a = await start("a");
+    const b = await start("b");
+    await world.runUntil(
+      () =>
+        a.cluster.state.members.every((m) => m.status === "up") &&
+        a.cluster.state.members.length === 2,
+      30_000,
+    );
+    await world.advance(5_000);
+    const sender = ClusterSharding.get(a);
+    let sent = 0;
+    const sendBurst = () => {
+      for (let i = 0; i < 20; i++) {
+        sender.entityRefFor(SeqKey, `e-${sent % 60}`).tell({ type: "seq", n: sent });
+        sent++;
+      }
+    };
+    for (let t = 0; t < 50; t++) {
+      sendBurst();
+      await world.advance(100);
+    }
+    const c = await start("c");
+    for (let t = 0; t < 250; t++) {
+      sendBurst();
+      await world.advance(100);
+    }
+    await world.advance(10_000);
+    expect(b.cluster.state.members.length).toBe(3);
+    expect(c.cluster.selfMember?.status).toBe("up");
+    expect(hostsSeen.has("c")).toBe(true);
+    const missing = [...Array(sent).keys()].filter((n) => !delivered.has(n));
+    const duplicated = [...delivered.entries()].filter(([, k]) => k > 1);
+    expect(missing).toEqual([]);
+    expect(duplicated).toEqual([]);
+    expect(disorder).toBe(0);
+    expect(registry.violations).toEqual([]);
+  });
+});

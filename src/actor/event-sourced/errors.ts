@@ -1,0 +1,38 @@
+/** Typed failures of event-sourced entities. */
+import { ShardkitError } from "../../base/errors.js";
+
+/** Recovery (snapshot load, journal replay, decoding or an event handler) failed. */
+export class EventSourcedRecoveryError extends ShardkitError {
+  readonly persistenceId: string;
+  constructor(persistenceId: string, cause: unknown) {
+    super(
+      "EVENT_SOURCED_RECOVERY_FAILED",
+      `recovery of ${persistenceId} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { persistenceId },
+    );
+    this.persistenceId = persistenceId;
+    this.cause = cause;
+  }
+}
+
+/**
+ * Appending events failed (store error, rejection). The outcome may be unknown, so the
+ * entity fails and, after its backoff, recovers again before writing.
+ */
+export class EventSourcedPersistError extends ShardkitError {
+  readonly persistenceId: string;
+  /** Sequence number of the first event of the failed append. */
+  readonly seqNr: number;
+  constructor(persistenceId: string, seqNr: number, cause: unknown) {
+    super(
+      "EVENT_SOURCED_PERSIST_FAILED",
+      `persisting events of ${persistenceId} at sequence number ${seqNr} failed: ${
+        cause instanceof Error ? cause.message : String(cause)
+      }`,
+      { persistenceId, seqNr },
+    );
+    this.persistenceId = persistenceId;
+    this.seqNr = seqNr;
+    this.cause = cause;
+  }
+}

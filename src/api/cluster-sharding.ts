@@ -15,7 +15,7 @@ import { type AskOptions, ask } from "../actor/ask.js";
 import type { Behavior } from "../actor/behavior.js";
 import { ShardkitError } from "../base/errors.js";
 import { coordinatorBehavior } from "../cluster/sharding/coordinator-actor.js";
-import { regionBehavior } from "../cluster/sharding/region-actor.js";
+import { type RegionControl, regionBehavior } from "../cluster/sharding/region-actor.js";
 import type { EntityContext } from "../cluster/sharding/shard-actor.js";
 import type { ShardingMsg } from "../cluster/sharding/sharding-messages.js";
 import { ClusterSingleton, type SingletonHost } from "../cluster/singleton/cluster-singleton.js";
@@ -131,6 +131,7 @@ export class ClusterSharding {
         typeName: name,
         member: uniqueAddressToString(cluster.self),
         remoting,
+        cluster,
         coordinatorProxy,
         route: (m) => routeOf(m, numberOfShards, hash),
         createBehavior: hosts
@@ -144,7 +145,32 @@ export class ClusterSharding {
       undefined,
     );
     this.types.set(name, { region });
+    this.installShutdown(name, region as ActorRef<RegionControl>);
     return region as ActorRef<ShardingEnvelope<M>>;
+  }
+
+  /**
+   * Graceful shutdown (coordinated-shutdown phase cluster-sharding-shutdown-region): the
+   * region hands all its shards off before the node leaves. A downed node stops its
+   * entities at once.
+   */
+  private installShutdown(name: string, region: ActorRef<RegionControl>): void {
+    const { coordinatedShutdown, cluster } = this.host;
+    coordinatedShutdown?.addTask("cluster-sharding-shutdown-region", `sharding-${name}`, (task) =>
+      ask(
+        region,
+        (replyTo: ActorRef<"stopped">) => ({ sk: "region", t: "graceful-shutdown", replyTo }),
+        {
+          timeoutMs: 3_600_000,
+          signal: task.signal,
+        },
+      ).then(() => undefined),
+    );
+    const selfKey = uniqueAddressToString(cluster.self);
+    cluster.subscribe((e) => {
+      if (e.type === "member-downed" && uniqueAddressToString(e.member.uniqueAddress) === selfKey)
+        region.tell({ sk: "region", t: "self-downed" });
+    });
   }
 
   /** A ref to the entity `entityId` of `typeKey` (init the type on this node first). */

@@ -44,6 +44,8 @@ async function startNode(
     port: 2552,
     seedNodes: seeds,
     settings: FAST,
+    failureDetector: { acceptableHeartbeatPauseMs: 1_000, firstHeartbeatEstimateMs: 200 },
+    downing: { stableAfterMs: 2_000 },
     runtime: world.createRuntime(name),
     transport: network.transportFor(name),
   }).then((n) => {
@@ -200,6 +202,67 @@ describe.each(simSeeds([1, 2]))("sharding rebalance (seed %i)", (seed) => {
     expect(missing).toEqual([]);
     expect(duplicated).toEqual([]);
     expect(disorder).toBe(0);
+    expect(registry.violations).toEqual([]);
+  });
+});
+
+describe.each(simSeeds([1, 2]))("sharding failures and shutdown (seed %i)", (seed) => {
+  async function cluster3(world: SimWorld, network: SimNetwork, registry: Registry) {
+    const seeds = ["a:2552", "b:2552", "c:2552"];
+    const nodes: ClusterNode[] = [];
+    for (const n of ["a", "b", "c"])
+      nodes.push(await startNode(world, network, n, seeds, registry));
+    const up = (n: ClusterNode) =>
+      n.cluster.state.members.length === 3 &&
+      n.cluster.state.members.every((m) => m.status === "up");
+    expect(await world.runUntil(() => nodes.every(up), 30_000)).toBe(true);
+    await world.advance(5_000);
+    return nodes as [ClusterNode, ClusterNode, ClusterNode];
+  }
+
+  it("S5: kill -9 of a node hosting shards: after downing its shards move and every entity answers", async () => {
+    const world = new SimWorld({ seed });
+    const network = new SimNetwork(world);
+    const registry = new Registry();
+    const [a, b] = await cluster3(world, network, registry);
+    const ids = Array.from({ length: 30 }, (_, i) => `k-${i}`);
+    for (const id of ids)
+      ClusterSharding.get(a).entityRefFor(CounterKey, id).tell({ type: "add", n: 1 });
+    await world.advance(2_000);
+    const onC = [...registry.live.entries()].filter(([, node]) => node === "c").map(([id]) => id);
+    expect(onC.length).toBeGreaterThan(0);
+    world.getRuntime("c")?.scheduler.cancelAll();
+    network.crash("c");
+    for (const id of onC) registry.stop(id); // a crashed process runs nothing
+    const crashedAt = world.now;
+    for (const id of ids) {
+      // asks to entities of the dead node time out until its shards have moved: retry
+      let r: { node: string; total: number } | undefined;
+      for (let attempt = 0; r === undefined && attempt < 6; attempt++)
+        r = await totalOf(world, b, id).catch(() => undefined);
+      expect(["a", "b"]).toContain(r?.node);
+    }
+    expect(world.now - crashedAt).toBeLessThan(60_000);
+    expect(registry.violations).toEqual([]);
+  });
+
+  it("S9: graceful shutdown of a node hands its shards off first; every entity stays reachable", async () => {
+    const world = new SimWorld({ seed });
+    const network = new SimNetwork(world);
+    const registry = new Registry();
+    const [a, , c] = await cluster3(world, network, registry);
+    const ids = Array.from({ length: 30 }, (_, i) => `g-${i}`);
+    for (const id of ids)
+      ClusterSharding.get(a).entityRefFor(CounterKey, id).tell({ type: "add", n: 1 });
+    await world.advance(2_000);
+    expect([...registry.live.values()]).toContain("c");
+    let reason: string | undefined;
+    c.shutdown("user").then((r) => {
+      reason = r;
+    });
+    expect(await world.runUntil(() => reason !== undefined, 60_000)).toBe(true);
+    expect([...registry.live.values()]).not.toContain("c");
+    for (const id of ids) expect(["a", "b"]).toContain((await totalOf(world, a, id)).node);
     expect(registry.violations).toEqual([]);
   });
 });

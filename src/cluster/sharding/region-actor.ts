@@ -11,6 +11,7 @@ import { RegionMachine } from "../../core/region/region-machine.js";
 import type { RegionSettings } from "../../core/region/region-settings.js";
 import type { RegionInput, RegionOutput } from "../../core/region/region-types.js";
 import type { ShardSettings } from "../../core/shard/shard-settings.js";
+import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
 import {
   type EntityContext,
@@ -37,12 +38,25 @@ export interface RegionActorOptions {
   readonly shardSettings?: Partial<ShardSettings>;
   /** Called with this region's id once it is known. */
   readonly onSelfId?: (id: string) => void;
+  /** Membership: regions on removed members are forgotten (their shards move). */
+  readonly cluster: Cluster;
 }
+
+/** Asks the region to hand off all its shards and stop; `replyTo` hears "stopped". */
+export type RegionControl =
+  | {
+      readonly sk: "region";
+      readonly t: "graceful-shutdown";
+      readonly replyTo: ActorRef<"stopped">;
+    }
+  | { readonly sk: "region"; readonly t: "self-downed" };
 
 type RegionMsg =
   | ShardingMsg
   | ShardReport
+  | RegionControl
   | { readonly sk: "region"; readonly t: "timer"; readonly key: string }
+  | { readonly sk: "region"; readonly t: "node-removed"; readonly node: string }
   | { readonly sk: "region"; readonly t: "coordinator-gone"; readonly id: string };
 
 export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
@@ -58,6 +72,10 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
       settings: options.settings,
     });
     let coordinator: string | undefined;
+    const shutdownWaiters: ActorRef<"stopped">[] = [];
+    const onStopped = () => {
+      for (const w of shutdownWaiters.splice(0)) w.tell("stopped");
+    };
     const refOf = (id: string) => {
       const p = splitActorId(id);
       return p === undefined
@@ -71,69 +89,103 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
         replyTo: ctx.self as ActorRef<ShardingMsg>,
       });
     const perform = (outs: readonly RegionOutput<unknown>[]) => {
-      for (const o of outs) performRegion(ctx, options, o, refOf, identify);
+      for (const o of outs) performRegion(ctx, options, o, refOf, onStopped);
     };
     const feed = (input: RegionInput<unknown>) => perform(machine.handle(input, ctx.now()));
     feed({ type: "start" });
     identify();
+    // A removed member's regions are gone: forget the homes they had, so messages for
+    // their shards wait for the coordinator's new allocation instead of being forwarded.
+    const sub = options.cluster.subscribe((e) => {
+      if (e.type !== "member-removed") return;
+      const a = e.member.uniqueAddress.address;
+      ctx.self.tell({ sk: "region", t: "node-removed", node: `${a.system}@${a.host}:${a.port}` });
+    });
 
-    return Behaviors.receive<unknown>((_c, m) => {
-      if (!isInternal(m)) {
-        const r = options.route(m);
-        if (r === undefined) {
-          ctx.system.core.unhandled(m, ctx.self as never);
+    return Behaviors.receive<unknown>(
+      (_c, m) => {
+        if (!isInternal(m)) {
+          const r = options.route(m);
+          if (r === undefined) {
+            ctx.system.core.unhandled(m, ctx.self as never);
+            return;
+          }
+          feed({ type: "deliver", shard: r.shardId, entityId: r.entityId, message: r.message });
           return;
         }
-        feed({ type: "deliver", shard: r.shardId, entityId: r.entityId, message: r.message });
-        return;
-      }
-      const msg = m as RegionMsg;
-      if (msg.sk === "shard-report") {
-        if (msg.t === "returned")
-          feed({
-            type: "return-to-region",
-            shard: msg.shard,
-            messages: msg.messages.map((x) => ({ entityId: x.entityId, message: x.message })),
-          });
-        else if (msg.t === "started") feed({ type: "shard-started-local", shard: msg.shard });
-        else feed({ type: "local-shard-stopped", shard: msg.shard });
-        return;
-      }
-      if (msg.sk === "region") {
-        if (msg.t === "timer") {
-          if (msg.key === "register" && coordinator === undefined) identify();
-          feed({ type: "timer", key: msg.key });
-        } else if (msg.id === coordinator) {
-          coordinator = undefined;
-          feed({ type: "coordinator-changed", coordinator: undefined });
-          identify();
+        const msg = m as RegionMsg;
+        if (msg.sk === "shard-report") {
+          if (msg.t === "returned")
+            feed({
+              type: "return-to-region",
+              shard: msg.shard,
+              messages: msg.messages.map((x) => ({ entityId: x.entityId, message: x.message })),
+            });
+          else if (msg.t === "started") feed({ type: "shard-started-local", shard: msg.shard });
+          else feed({ type: "local-shard-stopped", shard: msg.shard });
+          return;
         }
-        return;
-      }
-      switch (msg.t) {
-        case "coordinator-is":
-          if (msg.id !== coordinator) {
-            coordinator = msg.id;
-            const ref = refOf(msg.id);
-            if (ref !== undefined)
-              ctx.watchWith(ref as ActorRef<never>, {
-                sk: "region",
-                t: "coordinator-gone",
-                id: msg.id,
-              });
-            feed({ type: "coordinator-changed", coordinator: msg.id });
+        if (msg.sk === "region") {
+          if (msg.t === "graceful-shutdown") {
+            shutdownWaiters.push(msg.replyTo);
+            feed({ type: "graceful-shutdown" });
+            return;
+          }
+          if (msg.t === "self-downed") {
+            feed({ type: "self-downed" });
+            return;
+          }
+          if (msg.t === "node-removed") {
+            const regions = new Set(machine.view().homes.map((h) => h.region));
+            for (const region of regions)
+              if (splitActorId(region)?.node === msg.node)
+                feed({ type: "region-terminated", region });
+            return;
+          }
+          if (msg.t === "timer") {
+            if (msg.key === "register" && coordinator === undefined) identify();
+            feed({ type: "timer", key: msg.key });
+          } else if (msg.id === coordinator) {
+            coordinator = undefined;
+            feed({ type: "coordinator-changed", coordinator: undefined });
+            identify();
           }
           return;
-        case "from-coordinator":
-          feed({ type: "coordinator-message", from: msg.from, message: msg.cmd });
-          return;
-        case "forwarded":
-          feed({ type: "deliver", shard: msg.shard, entityId: msg.entityId, message: msg.message });
-          return;
-        default:
-          return;
-      }
-    });
+        }
+        switch (msg.t) {
+          case "coordinator-is":
+            if (msg.id !== coordinator) {
+              coordinator = msg.id;
+              const ref = refOf(msg.id);
+              if (ref !== undefined)
+                ctx.watchWith(ref as ActorRef<never>, {
+                  sk: "region",
+                  t: "coordinator-gone",
+                  id: msg.id,
+                });
+              feed({ type: "coordinator-changed", coordinator: msg.id });
+            }
+            return;
+          case "from-coordinator":
+            feed({ type: "coordinator-message", from: msg.from, message: msg.cmd });
+            return;
+          case "forwarded":
+            feed({
+              type: "deliver",
+              shard: msg.shard,
+              entityId: msg.entityId,
+              message: msg.message,
+            });
+            return;
+          default:
+            return;
+        }
+      },
+      (_c, signal) => {
+        if (signal.type === "PostStop") sub.dispose();
+        return undefined;
+      },
+    );
   });
 }
 
@@ -148,7 +200,7 @@ function performRegion(
   options: RegionActorOptions,
   o: RegionOutput<unknown>,
   refOf: (id: string) => ActorRef<ShardingMsg> | undefined,
-  identify: () => void,
+  onStopped: () => void,
 ): void {
   const shardChild = (shard: string) =>
     ctx.child(`shard-${encodeURIComponent(shard)}`) as ActorRef<ShardCommand> | undefined;
@@ -211,7 +263,7 @@ function performRegion(
       ctx.log[o.level](o.text, { type: options.typeName, event: o.event });
       return;
     case "stopped":
-      void identify;
+      onStopped();
       return;
   }
 }

@@ -124,8 +124,7 @@ export class ClusterSharding {
         settings: options.settings?.coordinator,
       }) as Behavior<ShardingMsg>,
     });
-    const hosts =
-      options.role === undefined || cluster.selfMember?.roles.includes(options.role) === true;
+    const hosts = options.role === undefined || cluster.selfRoles.includes(options.role);
     const region = system.core.systemGuardian.spawnChild(
       regionBehavior({
         typeName: name,

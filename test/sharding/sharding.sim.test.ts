@@ -12,7 +12,8 @@ import { simSeeds } from "../support/sim-seeds.js";
 
 type Counter =
   | { type: "add"; n: number }
-  | { type: "get"; replyTo: ActorRef<{ node: string; total: number }> };
+  | { type: "get"; replyTo: ActorRef<{ node: string; total: number }> }
+  | { type: "passivate" };
 const CounterKey = EntityTypeKey<Counter>("Counter");
 
 class Registry {
@@ -30,12 +31,20 @@ class Registry {
   }
 }
 
+interface NodeExtras {
+  readonly roles?: string[];
+  readonly role?: string;
+  readonly shardSettings?: Record<string, unknown>;
+  readonly coordinatorSettings?: Record<string, unknown>;
+}
+
 async function startNode(
   world: SimWorld,
   network: SimNetwork,
   name: string,
   seeds: string[],
   registry: Registry,
+  extras: NodeExtras = {},
 ) {
   let node: ClusterNode | undefined;
   ClusterNode.start({
@@ -46,6 +55,7 @@ async function startNode(
     settings: FAST,
     failureDetector: { acceptableHeartbeatPauseMs: 1_000, firstHeartbeatEstimateMs: 200 },
     downing: { stableAfterMs: 2_000 },
+    roles: extras.roles,
     runtime: world.createRuntime(name),
     transport: network.transportFor(name),
   }).then((n) => {
@@ -56,14 +66,17 @@ async function startNode(
   ClusterSharding.get(n).init({
     typeKey: CounterKey,
     numberOfShards: 20,
-    createBehavior: ({ entityId }) =>
+    role: extras.role,
+    settings: { shard: extras.shardSettings, coordinator: extras.coordinatorSettings },
+    createBehavior: ({ entityId, passivate }) =>
       Behaviors.setup<Counter>(() => {
         registry.start(entityId, name);
         let total = 0;
         return Behaviors.receive<Counter>(
           (_c, m) => {
             if (m.type === "add") total += m.n;
-            else m.replyTo.tell({ node: name, total });
+            else if (m.type === "get") m.replyTo.tell({ node: name, total });
+            else passivate();
           },
           (_c, sig) => {
             if (sig.type === "PostStop") registry.stop(entityId);
@@ -264,5 +277,75 @@ describe.each(simSeeds([1, 2]))("sharding failures and shutdown (seed %i)", (see
     expect([...registry.live.values()]).not.toContain("c");
     for (const id of ids) expect(["a", "b"]).toContain((await totalOf(world, a, id)).node);
     expect(registry.violations).toEqual([]);
+  });
+});
+
+describe.each(simSeeds([1, 2]))("sharding roles, passivation, min members (seed %i)", (seed) => {
+  it("S3: a node without the role runs a proxy: it routes to entities and never hosts a shard", async () => {
+    const world = new SimWorld({ seed });
+    const network = new SimNetwork(world);
+    const registry = new Registry();
+    const seeds = ["a:2552", "b:2552"];
+    const worker = { roles: ["worker"], role: "worker" };
+    await startNode(world, network, "a", seeds, registry, worker);
+    await startNode(world, network, "b", seeds, registry, worker);
+    const c = await startNode(world, network, "c", seeds, registry, { role: "worker" });
+    expect(
+      await world.runUntil(
+        () =>
+          c.cluster.state.members.length === 3 &&
+          c.cluster.state.members.every((m) => m.status === "up"),
+        30_000,
+      ),
+    ).toBe(true);
+    await world.advance(5_000);
+    for (let i = 0; i < 30; i++)
+      ClusterSharding.get(c).entityRefFor(CounterKey, `p-${i}`).tell({ type: "add", n: 2 });
+    await world.advance(3_000);
+    for (let i = 0; i < 30; i += 5) {
+      const r = await totalOf(world, c, `p-${i}`);
+      expect(r.total).toBe(2);
+      expect(["a", "b"]).toContain(r.node);
+    }
+    expect([...registry.live.values()]).not.toContain("c");
+  });
+
+  it("S4: manual passivation stops the entity; a later message starts a new incarnation; idle passivation", async () => {
+    const world = new SimWorld({ seed });
+    const network = new SimNetwork(world);
+    const registry = new Registry();
+    const a = await startNode(world, network, "a", ["a:2552"], registry, {
+      shardSettings: { passivateIdleAfterMs: 30_000 },
+    });
+    await world.runUntil(() => a.cluster.selfMember?.status === "up", 10_000);
+    const ref = ClusterSharding.get(a).entityRefFor(CounterKey, "x");
+    ref.tell({ type: "add", n: 5 });
+    await world.advance(1_000);
+    expect(registry.live.has("x")).toBe(true);
+    ref.tell({ type: "passivate" });
+    await world.advance(1_000);
+    expect(registry.live.has("x")).toBe(false);
+    ref.tell({ type: "add", n: 1 }); // starts a new incarnation (the state was not persistent)
+    expect((await totalOf(world, a, "x")).total).toBe(1);
+    expect(registry.started).toBe(2);
+    await world.advance(60_000); // idle for longer than passivateIdleAfterMs
+    expect(registry.live.has("x")).toBe(false);
+    expect(registry.violations).toEqual([]);
+  });
+
+  it("S10: no shard is allocated until minNrOfMembers regions have registered", async () => {
+    const world = new SimWorld({ seed });
+    const network = new SimNetwork(world);
+    const registry = new Registry();
+    const seeds = ["a:2552", "b:2552"];
+    const min = { coordinatorSettings: { minNrOfMembers: 2 } };
+    const a = await startNode(world, network, "a", seeds, registry, min);
+    await world.runUntil(() => a.cluster.selfMember?.status === "up", 20_000);
+    ClusterSharding.get(a).entityRefFor(CounterKey, "m-1").tell({ type: "add", n: 1 });
+    await world.advance(10_000);
+    expect(registry.started).toBe(0);
+    await startNode(world, network, "b", seeds, registry, min);
+    expect(await world.runUntil(() => registry.started === 1, 30_000)).toBe(true);
+    expect((await totalOf(world, a, "m-1")).total).toBe(1);
   });
 });

@@ -219,6 +219,11 @@ export class Cluster {
     };
   }
 
+  /** The roles this node joins with. */
+  get selfRoles(): readonly string[] {
+    return this.roles;
+  }
+
   get selfMember(): Member | undefined {
     return selfMember(this.ms);
   }

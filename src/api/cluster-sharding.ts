@@ -15,9 +15,13 @@ import { type AskOptions, ask } from "../actor/ask.js";
 import type { Behavior } from "../actor/behavior.js";
 import { ShardkitError } from "../base/errors.js";
 import { coordinatorBehavior } from "../cluster/sharding/coordinator-actor.js";
-import { type RegionControl, regionBehavior } from "../cluster/sharding/region-actor.js";
+import {
+  type RegionControl,
+  type RegionState,
+  regionBehavior,
+} from "../cluster/sharding/region-actor.js";
 import type { EntityContext } from "../cluster/sharding/shard-actor.js";
-import type { ShardingMsg } from "../cluster/sharding/sharding-messages.js";
+import { type ShardingMsg, splitActorId } from "../cluster/sharding/sharding-messages.js";
 import { ClusterSingleton, type SingletonHost } from "../cluster/singleton/cluster-singleton.js";
 import type { CoordinatorSettings } from "../core/coordinator/coordinator-settings.js";
 import {
@@ -84,7 +88,33 @@ export interface EntityRef<M> {
 
 interface TypeEntry {
   readonly region: ActorRef<unknown>;
+  readonly coordinator: ActorRef<ShardingMsg>;
+  readonly numberOfShards: number;
+  readonly hash: (entityId: string, numberOfShards: number) => string;
 }
+
+/** Shards and their live entities in one region. */
+export type ShardRegionState = RegionState;
+
+/** Entities per shard in every region; regions that did not answer in time are listed as failed. */
+export interface ClusterShardingStats {
+  readonly regions: readonly {
+    readonly region: string;
+    readonly shards: Readonly<Record<string, number>>;
+  }[];
+  readonly failed: readonly string[];
+}
+
+/** Where an entity lives (undefined region: its shard has no known home yet). */
+export interface EntityLocation {
+  readonly entityId: string;
+  readonly shardId: string;
+  readonly region: string | undefined;
+  readonly alive: boolean;
+}
+
+/** Default timeout of the queries, in ms. */
+const QUERY_TIMEOUT_MS_DEFAULT = 5_000;
 
 const instances = new WeakMap<SingletonHost, ClusterSharding>();
 
@@ -143,7 +173,7 @@ export class ClusterSharding {
       `sharding-${name}`,
       undefined,
     );
-    this.types.set(name, { region });
+    this.types.set(name, { region, coordinator: coordinatorProxy, numberOfShards, hash });
     this.installShutdown(name, region as ActorRef<RegionControl>);
     return region as ActorRef<ShardingEnvelope<M>>;
   }
@@ -172,8 +202,7 @@ export class ClusterSharding {
     });
   }
 
-  /** A ref to the entity `entityId` of `typeKey` (init the type on this node first). */
-  entityRefFor<M>(typeKey: EntityTypeKey<M>, entityId: string): EntityRef<M> {
+  private entry(typeKey: EntityTypeKey<unknown>): TypeEntry {
     const entry = this.types.get(typeKey.name);
     if (entry === undefined)
       throw new ShardkitError(
@@ -183,6 +212,107 @@ export class ClusterSharding {
           typeName: typeKey.name,
         },
       );
+    return entry;
+  }
+
+  /** GetShardRegionState: this node's shards of `typeKey` and their live entities. */
+  getShardRegionState(
+    typeKey: EntityTypeKey<unknown>,
+    options: { timeoutMs?: number } = {},
+  ): Promise<ShardRegionState> {
+    const timeoutMs = options.timeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT;
+    return ask(
+      this.entry(typeKey).region as ActorRef<RegionControl>,
+      (replyTo: ActorRef<RegionState>) => ({ sk: "region", t: "get-state", timeoutMs, replyTo }),
+      { timeoutMs: timeoutMs * 2 },
+    );
+  }
+
+  /** GetCurrentRegions: the regions registered with the coordinator of `typeKey`. */
+  getCurrentRegions(
+    typeKey: EntityTypeKey<unknown>,
+    options: { timeoutMs?: number } = {},
+  ): Promise<readonly string[]> {
+    return ask(
+      this.entry(typeKey).coordinator,
+      (replyTo: ActorRef<readonly string[]>) => ({ sk: "sharding", t: "get-regions", replyTo }),
+      { timeoutMs: options.timeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT },
+    );
+  }
+
+  /** GetClusterShardingStats: entities per shard in every region; silent regions are `failed`. */
+  async getClusterShardingStats(
+    typeKey: EntityTypeKey<unknown>,
+    options: { timeoutMs?: number } = {},
+  ): Promise<ClusterShardingStats> {
+    const timeoutMs = options.timeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT;
+    const regions = await this.getCurrentRegions(typeKey, { timeoutMs });
+    const answers = await Promise.all(
+      regions.map((region) =>
+        this.regionState(region, timeoutMs).then(
+          (st): { region: string; st: RegionState | undefined } => ({ region, st }),
+          () => ({ region, st: undefined }),
+        ),
+      ),
+    );
+    const ok: { region: string; shards: Record<string, number> }[] = [];
+    const failed: string[] = [];
+    for (const a of answers) {
+      if (a.st === undefined) failed.push(a.region);
+      else
+        ok.push({
+          region: a.region,
+          shards: Object.fromEntries(a.st.shards.map((sh) => [sh.shardId, sh.entityIds.length])),
+        });
+    }
+    return { regions: ok, failed };
+  }
+
+  /** GetEntityLocation: always answers; an unknown home gives region undefined and alive false. */
+  async getEntityLocation(
+    typeKey: EntityTypeKey<unknown>,
+    entityId: string,
+    options: { timeoutMs?: number } = {},
+  ): Promise<EntityLocation> {
+    const entry = this.entry(typeKey);
+    const timeoutMs = options.timeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT;
+    const shardId = entry.hash(entityId, entry.numberOfShards);
+    const home = await ask(
+      entry.region as ActorRef<RegionControl>,
+      (replyTo: ActorRef<{ readonly region: string | null }>) => ({
+        sk: "region",
+        t: "get-home",
+        shard: shardId,
+        replyTo,
+      }),
+      { timeoutMs },
+    ).catch(() => ({ region: null }));
+    if (home.region === null) return { entityId, shardId, region: undefined, alive: false };
+    const st = await this.regionState(home.region, timeoutMs).catch(() => undefined);
+    const alive =
+      st?.shards.some((sh) => sh.shardId === shardId && sh.entityIds.includes(entityId)) ?? false;
+    return { entityId, shardId, region: home.region, alive };
+  }
+
+  private regionState(region: string, timeoutMs: number): Promise<RegionState> {
+    const p = splitActorId(region);
+    if (p === undefined)
+      return Promise.reject(
+        new ShardkitError("INVALID_ADDRESS", `bad region id ${region}`, { region }),
+      );
+    const ref = this.host.remoting.actorRefFor<RegionControl>(p.node, p.path);
+    return ask(
+      ref,
+      (replyTo: ActorRef<RegionState>) => ({ sk: "region", t: "get-state", timeoutMs, replyTo }),
+      {
+        timeoutMs: timeoutMs * 2,
+      },
+    );
+  }
+
+  /** A ref to the entity `entityId` of `typeKey` (init the type on this node first). */
+  entityRefFor<M>(typeKey: EntityTypeKey<M>, entityId: string): EntityRef<M> {
+    const entry = this.entry(typeKey as EntityTypeKey<unknown>);
     const region = entry.region as ActorRef<ShardingEnvelope<M>>;
     return {
       typeName: typeKey.name,

@@ -1,10 +1,13 @@
 export { ClusterNode, type ClusterNodeOptions } from "./cluster-node.js";
 export {
   ClusterSharding,
+  type ClusterShardingStats,
   type EntityCreationContext,
+  type EntityLocation,
   type EntityRef,
   EntityTypeKey,
   type ShardedEntityOptions,
+  type ShardRegionState,
 } from "./cluster-sharding.js";
 export {
   type EntityId,

@@ -349,3 +349,68 @@ describe.each(simSeeds([1, 2]))("sharding roles, passivation, min members (seed 
     expect((await totalOf(world, a, "m-1")).total).toBe(1);
   });
 });
+
+describe.each(simSeeds([1, 2]))("sharding queries (seed %i)", (seed) => {
+  it("S15: region state, current regions, cluster stats (silent regions listed as failed), entity location", async () => {
+    const world = new SimWorld({ seed });
+    const network = new SimNetwork(world);
+    const registry = new Registry();
+    const seeds = ["a:2552", "b:2552", "c:2552"];
+    const nodes: ClusterNode[] = [];
+    for (const n of ["a", "b", "c"])
+      nodes.push(await startNode(world, network, n, seeds, registry));
+    const a = nodes[0] as ClusterNode;
+    const up = (n: ClusterNode) =>
+      n.cluster.state.members.length === 3 &&
+      n.cluster.state.members.every((m) => m.status === "up");
+    expect(await world.runUntil(() => nodes.every(up), 30_000)).toBe(true);
+    await world.advance(5_000);
+    const sharding = ClusterSharding.get(a);
+    for (let i = 0; i < 30; i++)
+      sharding.entityRefFor(CounterKey, `q-${i}`).tell({ type: "add", n: 1 });
+    await world.advance(3_000);
+
+    const run = async <T>(p: Promise<T>): Promise<T> => {
+      let out: { v: T } | undefined;
+      let err: unknown;
+      p.then(
+        (v) => {
+          out = { v };
+        },
+        (e) => {
+          err = e;
+        },
+      );
+      await world.runUntil(() => out !== undefined || err !== undefined, 30_000);
+      if (out === undefined)
+        throw err ?? new Error(`[sim ${world.describe()}] query did not settle`);
+      return out.v;
+    };
+
+    const regions = await run(sharding.getCurrentRegions(CounterKey));
+    expect(regions).toHaveLength(3);
+    const local = await run(sharding.getShardRegionState(CounterKey));
+    const localEntities = local.shards.flatMap((s) => s.entityIds);
+    expect(localEntities.length).toBe([...registry.live.values()].filter((n) => n === "a").length);
+
+    const stats = await run(sharding.getClusterShardingStats(CounterKey, { timeoutMs: 2_000 }));
+    expect(stats.failed).toEqual([]);
+    const total = stats.regions.reduce(
+      (n, r) => n + Object.values(r.shards).reduce((x, y) => x + y, 0),
+      0,
+    );
+    expect(total).toBe(30);
+
+    const loc = await run(sharding.getEntityLocation(CounterKey, "q-3"));
+    expect(loc.alive).toBe(true);
+    expect(loc.region).toContain(`@${registry.live.get("q-3")}:2552/`);
+    const unknown = await run(sharding.getEntityLocation(CounterKey, "never-used-entity-id"));
+    expect(unknown.alive).toBe(false);
+
+    // a region that cannot answer is reported as failed, not silently missing
+    network.partition(["a"], ["c"]);
+    const partial = await run(sharding.getClusterShardingStats(CounterKey, { timeoutMs: 500 }));
+    expect(partial.failed).toHaveLength(1);
+    expect(partial.failed[0]).toContain("@c:2552/");
+  });
+});

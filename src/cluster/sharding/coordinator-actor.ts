@@ -119,6 +119,8 @@ export function coordinatorBehavior(options: CoordinatorActorOptions): Behavior<
           if (m.t === "to-coordinator") feed(m.cmd);
           else if (m.t === "identify-coordinator")
             m.replyTo.tell({ sk: "sharding", t: "coordinator-is", id: selfId });
+          else if (m.t === "get-regions")
+            m.replyTo.tell(machine.view().regions.map((r) => r.region));
           return;
         }
         switch (m.t) {

@@ -6,6 +6,7 @@
  */
 import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
+import { ask } from "../../actor/ask.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
 import { RegionMachine } from "../../core/region/region-machine.js";
 import type { RegionSettings } from "../../core/region/region-settings.js";
@@ -42,8 +43,26 @@ export interface RegionActorOptions {
   readonly cluster: Cluster;
 }
 
-/** Asks the region to hand off all its shards and stop; `replyTo` hears "stopped". */
+/** What a region reports about itself (queries). */
+export interface RegionState {
+  readonly region: string;
+  readonly shards: readonly { readonly shardId: string; readonly entityIds: readonly string[] }[];
+}
+
+/** Queries and control messages a region accepts (besides entity messages). */
 export type RegionControl =
+  | {
+      readonly sk: "region";
+      readonly t: "get-state";
+      readonly timeoutMs: number;
+      readonly replyTo: ActorRef<RegionState>;
+    }
+  | {
+      readonly sk: "region";
+      readonly t: "get-home";
+      readonly shard: string;
+      readonly replyTo: ActorRef<{ readonly region: string | null }>;
+    }
   | {
       readonly sk: "region";
       readonly t: "graceful-shutdown";
@@ -126,6 +145,17 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
           return;
         }
         if (msg.sk === "region") {
+          if (msg.t === "get-state") {
+            replyState(ctx, machine, selfId, msg.timeoutMs, msg.replyTo);
+            return;
+          }
+          if (msg.t === "get-home") {
+            const v = machine.view();
+            const local = v.localShards.some((l) => l.shard === msg.shard);
+            const home = local ? selfId : v.homes.find((h) => h.shard === msg.shard)?.region;
+            msg.replyTo.tell({ region: home ?? null });
+            return;
+          }
           if (msg.t === "graceful-shutdown") {
             shutdownWaiters.push(msg.replyTo);
             feed({ type: "graceful-shutdown" });
@@ -187,6 +217,36 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
       },
     );
   });
+}
+
+/** Collects the live entity ids of every local shard (a shard that does not answer in time counts as empty). */
+function replyState(
+  ctx: ActorContext<unknown>,
+  machine: RegionMachine<unknown>,
+  selfId: string,
+  timeoutMs: number,
+  replyTo: ActorRef<RegionState>,
+): void {
+  const shards = machine.view().localShards.map((l) => l.shard);
+  const asks = shards.map((shardId) => {
+    const child = ctx.child(`shard-${encodeURIComponent(shardId)}`) as
+      | ActorRef<ShardCommand>
+      | undefined;
+    if (child === undefined)
+      return Promise.resolve({ shardId, entityIds: [] as readonly string[] });
+    return ask(
+      child,
+      (r: ActorRef<readonly string[]>) => ({
+        sk: "shard" as const,
+        t: "entities" as const,
+        replyTo: r,
+      }),
+      { timeoutMs },
+    )
+      .then((entityIds) => ({ shardId, entityIds }))
+      .catch(() => ({ shardId, entityIds: [] as readonly string[] }));
+  });
+  void Promise.all(asks).then((list) => replyTo.tell({ region: selfId, shards: list }));
 }
 
 function isInternal(m: unknown): boolean {

@@ -34,7 +34,8 @@ export type ShardCommand =
       readonly stopMessage?: unknown;
     }
   | { readonly sk: "shard"; readonly t: "timer"; readonly key: string }
-  | { readonly sk: "shard"; readonly t: "stop" };
+  | { readonly sk: "shard"; readonly t: "stop" }
+  | { readonly sk: "shard"; readonly t: "entities"; readonly replyTo: ActorRef<readonly string[]> };
 
 /** What a shard tells its region. */
 export type ShardReport =
@@ -91,6 +92,9 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
             return;
           case "stop":
             return Behaviors.stopped;
+          case "entities":
+            m.replyTo.tell(machine.liveEntityIds());
+            return;
         }
       },
       (_c, signal) => {

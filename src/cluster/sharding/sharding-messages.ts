@@ -26,6 +26,12 @@ export type ShardingMsg =
       readonly replyTo: ActorRef<ShardingMsg>;
     }
   | { readonly sk: "sharding"; readonly t: "coordinator-is"; readonly id: string }
+  /** Anyone -> coordinator: the registered regions. */
+  | {
+      readonly sk: "sharding";
+      readonly t: "get-regions";
+      readonly replyTo: ActorRef<readonly string[]>;
+    }
   /** Region -> region: a message for an entity of a shard the receiver hosts. */
   | {
       readonly sk: "sharding";

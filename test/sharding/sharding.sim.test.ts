@@ -414,3 +414,39 @@ describe.each(simSeeds([1, 2]))("sharding queries (seed %i)", (seed) => {
     expect(partial.failed[0]).toContain("@c:2552/");
   });
 });
+
+describe.each(simSeeds([1, 2]))("sharding leaving nodes (seed %i)", (seed) => {
+  it("S8: two nodes leave, one of them running the coordinator; every entity stays reachable", async () => {
+    const world = new SimWorld({ seed });
+    const network = new SimNetwork(world);
+    const registry = new Registry();
+    const seeds = ["a:2552", "b:2552"];
+    const nodes: ClusterNode[] = [];
+    for (const n of ["a", "b", "c", "d"])
+      nodes.push(await startNode(world, network, n, seeds, registry));
+    const [a, b, , d] = nodes as [ClusterNode, ClusterNode, ClusterNode, ClusterNode];
+    const up = (n: ClusterNode, k: number) =>
+      n.cluster.state.members.length === k &&
+      n.cluster.state.members.every((m) => m.status === "up");
+    expect(await world.runUntil(() => nodes.every((n) => up(n, 4)), 30_000)).toBe(true);
+    await world.advance(5_000);
+    const ids = Array.from({ length: 40 }, (_, i) => `l-${i}`);
+    for (const id of ids)
+      ClusterSharding.get(d).entityRefFor(CounterKey, id).tell({ type: "add", n: 1 });
+    await world.advance(3_000);
+    let done = 0;
+    for (const n of [a, b])
+      n.shutdown("user").then(() => {
+        done++;
+      });
+    expect(await world.runUntil(() => done === 2, 60_000)).toBe(true);
+    expect(await world.runUntil(() => up(d, 2), 30_000)).toBe(true);
+    for (const id of ids) {
+      let r: { node: string; total: number } | undefined;
+      for (let attempt = 0; r === undefined && attempt < 6; attempt++)
+        r = await totalOf(world, d, id).catch(() => undefined);
+      expect(["c", "d"]).toContain(r?.node);
+    }
+    expect(registry.violations).toEqual([]);
+  });
+});

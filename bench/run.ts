@@ -9,6 +9,7 @@ const groups: Record<string, () => Promise<BenchGroup>> = {
   remote: async () => (await import("./remote.js")).remoteGroup,
   membership: async () => (await import("./membership.js")).membershipGroup,
   persistence: async () => (await import("./persistence.js")).persistenceGroup,
+  sharding: async () => (await import("./sharding.js")).shardingGroup,
 };
 
 async function main(): Promise<void> {

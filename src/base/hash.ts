@@ -74,8 +74,20 @@ export function murmur3_32(bytes: Uint8Array, seed = 0): number {
 
 /** MurmurHash3 x86_32 of the UTF-8 encoding of `s`; unsigned 32-bit result. */
 export function murmur3OfString(s: string, seed = 0): number {
-  return murmur3_32(utf8Encode(s), seed);
+  // Hot path (every sharded message hashes its entity id): ASCII strings are their own
+  // UTF-8 bytes, so copy the char codes into a reused buffer instead of encoding.
+  const n = s.length;
+  if (n > ASCII_SCRATCH_BYTES) return murmur3_32(utf8Encode(s), seed);
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) return murmur3_32(utf8Encode(s), seed);
+    asciiScratch[i] = c;
+  }
+  return murmur3_32(asciiScratch.subarray(0, n), seed);
 }
+
+const ASCII_SCRATCH_BYTES = 256;
+const asciiScratch = new Uint8Array(ASCII_SCRATCH_BYTES);
 
 /**
  * Java `String.hashCode`: `h = 31 * h + c` over the UTF-16 code units of `s` (a character

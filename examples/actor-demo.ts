@@ -1,5 +1,5 @@
 /**
- * `npm start` (until cluster sharding lands): a bank of 1 000 account actors on the real
+ * The actor demo (`npx tsx examples/actor-demo.ts`): a bank of 1 000 account actors on the real
  * runtime. Tellers transfer money between random accounts with ask (withdraw, then
  * deposit), a supervised auditor crashes now and then and is restarted with backoff, and
  * a progress line shows operations per second. At the end the audit checks that money

@@ -1,6 +1,7 @@
 /**
- * The examples must run: `npm start`'s demo and the README's actor example, each as a
- * real child process (killed in teardown if it hangs).
+ * The examples must run: `npm start`'s sharding demo, the actor demo and the README's
+ * actor example, each as a real child process (killed in teardown if it hangs; the
+ * sharding demo's own nodes exit when it goes away).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { resolve } from "node:path";
@@ -40,7 +41,7 @@ afterEach(() => {
 });
 
 describe("examples", () => {
-  it("npm start's actor demo conserves money and exits 0", async () => {
+  it("the actor demo conserves money and exits 0", async () => {
     const { code, out } = await run(
       ["examples/actor-demo.ts", "--seconds", "2", "--accounts", "200"],
       30_000,
@@ -50,6 +51,18 @@ describe("examples", () => {
     expect(code).toBe(0);
   }, 40_000);
 
+  it("npm start's sharding demo runs 3 nodes, moves node c's shards and exits 0", async () => {
+    const { code, out } = await run(["examples/sharding-demo/main.ts", "--seconds", "12"], 60_000);
+    expect(out).toMatch(/t=\d+s msgs\/s=[\d ]+ entities=[\d ]+ shards a:\d+ b:\d+ c:\d+/);
+    expect(out).toContain("stopping node c gracefully");
+    expect(out).toMatch(
+      /shards moved: node c's (\d+) shards now run on a \(\d+\) and b \(\d+\) — a:\d+→\d+ b:\d+→\d+ c:\1→0/,
+    );
+    expect(out).toMatch(/t=12s msgs\/s=[\d ]+ entities=[\d ]+ shards a:\d+ b:\d+ c:gone/);
+    expect(out).toContain("all nodes stopped; bye");
+    expect(code).toBe(0);
+  }, 70_000);
+
   it("three cluster members over TCP join, agree, and one leaves", async () => {
     const base = 30_000 + (process.pid % 5_000) * 3;
     const { code, out } = await run(
@@ -58,6 +71,13 @@ describe("examples", () => {
     );
     expect(out).toContain("all three Up");
     expect(out).toMatch(/node \d+ left; members now \d+, \d+/);
+    expect(code).toBe(0);
+  }, 40_000);
+
+  it("the README sharding example runs on a one-node cluster", async () => {
+    const port = 40_000 + (process.pid % 5_000) * 2;
+    const { code, out } = await run(["examples/readme-sharding.ts", String(port)], 30_000);
+    expect(out).toContain("tea, scones");
     expect(code).toBe(0);
   }, 40_000);
 

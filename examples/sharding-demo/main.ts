@@ -1,0 +1,310 @@
+/**
+ * `npm start`: cluster sharding on a real 3-node cluster.
+ *
+ * Starts three cluster members (./node.ts) as child processes on 127.0.0.1, each hosting
+ * the sharded entity type "Account" (30 shards), and a load generator on node a that
+ * deposits into 1 000 random accounts through `entityRefFor(...).ask`. Every second it
+ * prints one progress line (messages/s, live entities, shards per node). After a third
+ * of the run (at most 20 s) it stops node c gracefully and shows its shards moving to a
+ * and b; at the end it stops a and b gracefully. Ctrl-C stops everything cleanly.
+ *
+ * Flags: --seconds N (default 60), --forever (run until Ctrl-C).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { resolve } from "node:path";
+import { createInterface } from "node:readline";
+
+const ACCOUNTS = 1_000;
+const WORKERS = 200;
+const NAMES = ["a", "b", "c"] as const;
+type Name = (typeof NAMES)[number];
+
+type Event = Readonly<Record<string, unknown>>;
+
+interface Child {
+  readonly name: Name;
+  readonly port: number;
+  readonly proc: ChildProcess;
+  readonly events: Event[];
+  readonly stderr: string[];
+  exited: boolean;
+  readonly exit: Promise<number | null>;
+  listeners: Set<() => void>;
+}
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? "") : undefined;
+}
+
+const forever = process.argv.includes("--forever");
+const seconds = Number(flag("seconds") ?? 60);
+if (!Number.isFinite(seconds) || seconds < 6) {
+  console.error("--seconds must be a number >= 6");
+  process.exit(2);
+}
+const stopCAt = forever ? 20 : Math.min(20, Math.max(5, Math.round(seconds / 3)));
+
+const fmt = (n: number): string => Math.round(n).toLocaleString("en-US").replace(/,/g, " ");
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
+
+function startChild(name: Name, port: number, seedNodes: string[]): Child {
+  const config = { name, port, seedNodes, accounts: ACCOUNTS };
+  const proc = spawn(
+    process.execPath,
+    ["--import", "tsx", resolve(import.meta.dirname, "node.ts"), JSON.stringify(config)],
+    {
+      cwd: resolve(import.meta.dirname, "../.."),
+      env: { ...process.env, SHARDKIT_LOG_LEVEL: process.env.SHARDKIT_LOG_LEVEL ?? "error" },
+      stdio: ["pipe", "pipe", "pipe"],
+      // Own process group: Ctrl-C reaches only this parent, which stops the nodes in order.
+      detached: true,
+    },
+  );
+  const child: Child = {
+    name,
+    port,
+    proc,
+    events: [],
+    stderr: [],
+    exited: false,
+    exit: new Promise((r) =>
+      proc.on("exit", (code) => {
+        child.exited = true;
+        r(code);
+        for (const l of [...child.listeners]) l();
+      }),
+    ),
+    listeners: new Set(),
+  };
+  proc.stdin?.on("error", () => {});
+  if (proc.stdout !== null)
+    createInterface({ input: proc.stdout }).on("line", (line) => {
+      if (!line.startsWith("{")) return;
+      try {
+        child.events.push(JSON.parse(line) as Event);
+      } catch {
+        return;
+      }
+      for (const l of [...child.listeners]) l();
+    });
+  if (proc.stderr !== null)
+    createInterface({ input: proc.stderr }).on("line", (line) => {
+      child.stderr.push(line);
+      if (child.stderr.length > 50) child.stderr.shift();
+    });
+  return child;
+}
+
+function waitFor(child: Child, match: (e: Event) => boolean, timeoutMs: number): Promise<Event> {
+  return new Promise((done, fail) => {
+    const check = () => {
+      const e = child.events.find(match);
+      if (e !== undefined) finish(() => done(e));
+      else if (child.exited)
+        finish(() =>
+          fail(new Error(`node ${child.name} exited early:\n${child.stderr.join("\n")}`)),
+        );
+    };
+    const timer = setTimeout(
+      () => finish(() => fail(new Error(`node ${child.name}: no answer in ${timeoutMs} ms`))),
+      timeoutMs,
+    );
+    const finish = (then: () => void) => {
+      clearTimeout(timer);
+      child.listeners.delete(check);
+      then();
+    };
+    child.listeners.add(check);
+    check();
+  });
+}
+
+let nextId = 1;
+async function request(child: Child, cmd: Record<string, unknown>, timeoutMs = 3_000) {
+  const id = nextId++;
+  child.proc.stdin?.write(`${JSON.stringify({ ...cmd, id })}\n`);
+  const reply = await waitFor(child, (e) => e.event === "reply" && e.id === id, timeoutMs);
+  const i = child.events.indexOf(reply);
+  if (i >= 0) child.events.splice(i, 1);
+  return reply;
+}
+
+interface Stats {
+  readonly entities: number;
+  readonly shards: readonly string[];
+}
+
+async function statsOf(child: Child): Promise<Stats | undefined> {
+  if (child.exited) return undefined;
+  try {
+    const r = await request(child, { cmd: "stats" });
+    return { entities: Number(r.entities), shards: (r.shards as string[]) ?? [] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Stops the given nodes gracefully (SIGKILL after 20 s), resolves when all have exited. */
+async function stopNodes(nodes: readonly Child[]): Promise<void> {
+  await Promise.all(
+    nodes.map(async (c) => {
+      if (c.exited) return;
+      c.proc.stdin?.write(`${JSON.stringify({ cmd: "shutdown", id: nextId++ })}\n`);
+      const timer = setTimeout(() => {
+        console.log(`node ${c.name} did not stop within 20 s; killing it`);
+        c.proc.kill("SIGKILL");
+      }, 20_000);
+      await c.exit;
+      clearTimeout(timer);
+    }),
+  );
+}
+
+// --- main ------------------------------------------------------------------------------
+
+const ports = [await freePort(), await freePort(), await freePort()];
+const seedNodes = ports.map((p) => `127.0.0.1:${p}`);
+console.log("shardkit demo: cluster sharding on a real 3-node cluster (Ctrl-C to stop)");
+console.log(
+  `  nodes a, b, c = child processes on ${seedNodes.join(", ")}; entity type Account, 30 shards`,
+);
+console.log(
+  `  load: ${WORKERS} concurrent asks from node a to ${fmt(ACCOUNTS)} random accounts (deposit 1, reply balance)`,
+);
+console.log(
+  "  note: accounts live in memory only; a moved account restarts from 0 (SQLite persistence comes later)",
+);
+console.log(
+  forever
+    ? `  runs until Ctrl-C; node c is stopped gracefully after ${stopCAt} s`
+    : `  runs ${seconds} s (--seconds N, --forever); node c is stopped gracefully after ${stopCAt} s`,
+);
+
+const children = NAMES.map((name, i) => startChild(name, ports[i] as number, seedNodes));
+const byName = (n: Name) => children[NAMES.indexOf(n)] as Child;
+
+let interrupted = false;
+let wake: () => void = () => {};
+process.on("SIGINT", () => {
+  if (interrupted) {
+    for (const c of children) c.proc.kill("SIGKILL");
+    process.exit(1);
+  }
+  interrupted = true;
+  console.log("\nCtrl-C: stopping every node gracefully (Ctrl-C again to kill them)");
+  wake();
+});
+
+// Started through a wrapper (tsx, npm) that was killed: take the nodes down with us (they
+// also exit on their own when their stdin closes, i.e. when this process is gone).
+const parentPid = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parentPid) {
+    for (const c of children) c.proc.kill("SIGKILL");
+    process.exit(1);
+  }
+}, 500).unref();
+
+async function shutdownAndExit(code: number): Promise<never> {
+  const running = children.filter((c) => !c.exited);
+  if (running.length > 0) {
+    console.log(`stopping nodes ${running.map((c) => c.name).join(", ")} gracefully...`);
+    await stopNodes(running);
+  }
+  console.log("all nodes stopped; bye");
+  process.exit(code);
+}
+
+try {
+  await Promise.all(children.map((c) => waitFor(c, (e) => e.event === "up", 30_000)));
+} catch (error) {
+  console.error(`the cluster did not come up: ${String(error)}`);
+  for (const c of children) c.proc.kill("SIGKILL");
+  process.exit(1);
+}
+if (interrupted) await shutdownAndExit(0);
+console.log("all three nodes are Up; their shard regions register with the coordinator (2 s)");
+await sleep(2_000);
+if (interrupted) await shutdownAndExit(0);
+console.log("starting the load");
+const a = byName("a");
+const c = byName("c");
+await request(a, { cmd: "load", workers: WORKERS });
+
+const started = Date.now();
+let lastCompleted = 0;
+let lastAt = started;
+let cBefore: Map<Name, number> | undefined;
+let cShards: readonly string[] = [];
+let cStoppedAt = 0;
+let moved = false;
+
+for (let tick = 1; !interrupted && (forever || tick <= seconds); tick++) {
+  const due = started + tick * 1_000;
+  await new Promise<void>((r) => {
+    wake = r;
+    setTimeout(r, Math.max(0, due - Date.now()));
+  });
+  if (interrupted) break;
+
+  const load = await request(a, { cmd: "load-stats" }).catch(() => undefined);
+  const now = Date.now();
+  const completed = Number(load?.completed ?? lastCompleted);
+  const rate = ((completed - lastCompleted) * 1_000) / Math.max(1, now - lastAt);
+  lastCompleted = completed;
+  lastAt = now;
+  const stats = new Map<Name, Stats | undefined>();
+  for (const n of NAMES) stats.set(n, await statsOf(byName(n)));
+  const entities = [...stats.values()].reduce((s, x) => s + (x?.entities ?? 0), 0);
+  const shardsText = NAMES.map((n) => {
+    const s = stats.get(n);
+    if (s !== undefined) return `${n}:${s.shards.length}`;
+    return `${n}:${cStoppedAt > 0 && n === "c" ? (byName(n).exited ? "gone" : "stopping") : "-"}`;
+  }).join(" ");
+  const failed = Number(load?.failed ?? 0);
+  console.log(
+    `t=${tick}s msgs/s=${fmt(rate)} entities=${fmt(entities)} shards ${shardsText}${failed > 0 ? ` (failed asks so far: ${failed})` : ""}`,
+  );
+
+  if (tick === stopCAt) {
+    cBefore = new Map(NAMES.map((n) => [n, stats.get(n)?.shards.length ?? 0]));
+    cShards = stats.get("c")?.shards ?? [];
+    cStoppedAt = Date.now();
+    console.log(
+      `>> stopping node c gracefully: it hands its ${cShards.length} shards off, leaves the cluster and exits`,
+    );
+    c.proc.stdin?.write(`${JSON.stringify({ cmd: "shutdown", id: nextId++ })}\n`);
+  } else if (cBefore !== undefined && !moved && c.exited) {
+    const here = (n: Name) => new Set(stats.get(n)?.shards ?? []);
+    const onA = cShards.filter((s) => here("a").has(s)).length;
+    const onB = cShards.filter((s) => here("b").has(s)).length;
+    if (onA + onB === cShards.length) {
+      moved = true;
+      const took = ((Date.now() - cStoppedAt) / 1_000).toFixed(1);
+      const before = (n: Name) => cBefore?.get(n) ?? 0;
+      const after = (n: Name) => stats.get(n)?.shards.length ?? 0;
+      console.log(
+        `>> shards moved: node c's ${cShards.length} shards now run on a (${onA}) and b (${onB}) — ` +
+          `a:${before("a")}→${after("a")} b:${before("b")}→${after("b")} c:${before("c")}→0 (within ${took} s)`,
+      );
+    }
+  }
+}
+
+if (cBefore !== undefined && !moved && !interrupted)
+  console.log(">> node c's shards had not all moved by the end of the run");
+await shutdownAndExit(0);

@@ -95,12 +95,20 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
     const onStopped = () => {
       for (const w of shutdownWaiters.splice(0)) w.tell("stopped");
     };
-    const refOf = (id: string) => {
+    // Region and coordinator refs are reused (a ref caches its encoded wire path); the
+    // table holds one entry per region, bounded by REF_CACHE_MAX.
+    const refCache = new Map<string, ActorRef<ShardingMsg>>();
+    const refOf = (id: string): ActorRef<ShardingMsg> | undefined => {
+      const cached = refCache.get(id);
+      if (cached !== undefined) return cached;
       const p = splitActorId(id);
-      return p === undefined
-        ? undefined
-        : options.remoting.actorRefFor<ShardingMsg>(p.node, p.path);
+      if (p === undefined) return undefined;
+      const ref = options.remoting.actorRefFor<ShardingMsg>(p.node, p.path);
+      if (refCache.size >= REF_CACHE_MAX) refCache.clear();
+      refCache.set(id, ref);
+      return ref;
     };
+    const shardRefs = new Map<string, ActorRef<ShardCommand>>();
     const identify = () =>
       options.coordinatorProxy.tell({
         sk: "sharding",
@@ -108,7 +116,7 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
         replyTo: ctx.self as ActorRef<ShardingMsg>,
       });
     const perform = (outs: readonly RegionOutput<unknown>[]) => {
-      for (const o of outs) performRegion(ctx, options, o, refOf, onStopped);
+      for (const o of outs) performRegion(ctx, options, o, refOf, onStopped, shardRefs);
     };
     const feed = (input: RegionInput<unknown>) => perform(machine.handle(input, ctx.now()));
     feed({ type: "start" });
@@ -141,7 +149,10 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
               messages: msg.messages.map((x) => ({ entityId: x.entityId, message: x.message })),
             });
           else if (msg.t === "started") feed({ type: "shard-started-local", shard: msg.shard });
-          else feed({ type: "local-shard-stopped", shard: msg.shard });
+          else {
+            shardRefs.delete(msg.shard);
+            feed({ type: "local-shard-stopped", shard: msg.shard });
+          }
           return;
         }
         if (msg.sk === "region") {
@@ -249,6 +260,9 @@ function replyState(
   void Promise.all(asks).then((list) => replyTo.tell({ region: selfId, shards: list }));
 }
 
+/** Bound of the region/coordinator ref cache (one entry per region in practice). */
+const REF_CACHE_MAX = 10_000;
+
 function isInternal(m: unknown): boolean {
   if (isShardingMsg(m)) return true;
   const sk = typeof m === "object" && m !== null ? (m as { sk?: unknown }).sk : undefined;
@@ -261,9 +275,9 @@ function performRegion(
   o: RegionOutput<unknown>,
   refOf: (id: string) => ActorRef<ShardingMsg> | undefined,
   onStopped: () => void,
+  shardRefs: Map<string, ActorRef<ShardCommand>>,
 ): void {
-  const shardChild = (shard: string) =>
-    ctx.child(`shard-${encodeURIComponent(shard)}`) as ActorRef<ShardCommand> | undefined;
+  const shardChild = (shard: string) => shardRefs.get(shard);
   switch (o.type) {
     case "send-to-coordinator":
       refOf(o.coordinator)?.tell({ sk: "sharding", t: "to-coordinator", cmd: o.message });
@@ -287,7 +301,7 @@ function performRegion(
       return;
     case "start-shard": {
       if (options.createBehavior === undefined) return;
-      ctx.spawn(
+      const shardRef = ctx.spawn(
         shardBehavior({
           shardId: o.shard,
           region: ctx.self as ActorRef<ShardReport>,
@@ -297,6 +311,7 @@ function performRegion(
         }),
         `shard-${encodeURIComponent(o.shard)}`,
       );
+      shardRefs.set(o.shard, shardRef);
       ctx.self.tell({ sk: "shard-report", t: "started", shard: o.shard });
       return;
     }

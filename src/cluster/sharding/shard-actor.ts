@@ -65,8 +65,9 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       shardId: options.shardId,
       settings: options.settings,
     });
+    const entities = new Map<string, ActorRef<unknown>>();
     const perform = (outs: readonly ShardOutput<unknown>[]) => {
-      for (const o of outs) performOne(ctx, options, o, feed);
+      for (const o of outs) performOne(ctx, options, o, feed, entities);
     };
     const feed = (input: ShardInput<unknown>) => perform(machine.handle(input, ctx.now()));
     return Behaviors.receive<ShardCommand>(
@@ -99,9 +100,11 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       },
       (_c, signal) => {
         if (signal.type === "Terminated" || signal.type === "ChildFailed") {
+          const entityId = entityIdOf(signal.ref.path.name);
+          if (entities.get(entityId) === (signal.ref as unknown)) entities.delete(entityId);
           feed({
             type: "entity-terminated",
-            entityId: entityIdOf(signal.ref.path.name),
+            entityId,
             passivated: false,
             failed: signal.type === "ChildFailed",
           });
@@ -117,8 +120,9 @@ function performOne(
   options: ShardActorOptions,
   o: ShardOutput<unknown>,
   feed: (input: ShardInput<unknown>) => void,
+  entities: Map<string, ActorRef<unknown>>,
 ): void {
-  const child = (id: string) => ctx.child(childName(id)) as ActorRef<unknown> | undefined;
+  const child = (id: string) => entities.get(id);
   switch (o.type) {
     case "start-entity-actor": {
       const entityId = o.entityId;
@@ -129,6 +133,7 @@ function performOne(
           ctx.self.tell({ sk: "shard", t: "passivate", entityId, stopMessage }),
       };
       const ref = ctx.spawn(options.createBehavior(entityCtx), childName(entityId));
+      entities.set(entityId, ref);
       ctx.watch(ref as ActorRef<never>);
       feed({ type: "entity-started", entityId });
       return;

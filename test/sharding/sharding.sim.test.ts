@@ -89,17 +89,26 @@ async function startNode(
 
 async function totalOf(world: SimWorld, node: ClusterNode, id: string) {
   let answer: { node: string; total: number } | undefined;
+  let failure: unknown;
   ClusterSharding.get(node)
     .entityRefFor(CounterKey, id)
     .ask((replyTo: ActorRef<{ node: string; total: number }>) => ({ type: "get", replyTo }), {
       timeoutMs: 10_000,
     })
-    .then((a) => {
-      answer = a;
-    });
-  const ok = await world.runUntil(() => answer !== undefined, 15_000);
-  if (!ok) throw new Error(`[sim ${world.describe()}] no answer from ${id}`);
-  return answer as { node: string; total: number };
+    .then(
+      (a) => {
+        answer = a;
+      },
+      (e: unknown) => {
+        failure = e;
+      },
+    );
+  const ok = await world.runUntil(() => answer !== undefined || failure !== undefined, 15_000);
+  if (!ok || answer === undefined)
+    throw new Error(
+      `[sim ${world.describe()}] no answer from ${id}: ${String(failure ?? "no reply")}`,
+    );
+  return answer;
 }
 
 describe.each(simSeeds([1, 2, 3]))("sharding (seed %i)", (seed) => {

@@ -7,7 +7,7 @@ import { int, ms, type RulesOf, resolveSettings } from "../base/settings.js";
 export interface ActorSettings {
   /** Messages one actor may process per dispatcher visit before others get a turn. */
   readonly dispatcherThroughput: number;
-  /** Messages processed per event-loop turn before yielding to IO (setImmediate). */
+  /** Messages processed per event-loop turn before yielding to IO (a macrotask turn). */
   readonly dispatcherTurnMessagesMax: number;
   /** Default mailbox bound per actor; Infinity = unbounded (the default). */
   readonly mailboxCapacityMax: number;

@@ -11,6 +11,6 @@ export interface Scheduler {
    * already-due work). Disposing the result cancels it; disposing after it ran is a no-op.
    */
   schedule(delayMs: number, fn: () => void): Disposable;
-  /** Runs `fn` on a later macrotask turn (setImmediate in the real runtime). */
+  /** Runs `fn` on a later macrotask turn (after pending IO in the real runtime). */
   defer(fn: () => void): void;
 }

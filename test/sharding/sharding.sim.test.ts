@@ -459,3 +459,41 @@ describe.each(simSeeds([1, 2]))("sharding leaving nodes (seed %i)", (seed) => {
     expect(registry.violations).toEqual([]);
   });
 });
+
+describe.each(simSeeds([1, 2]))("sharding coordinator fail-over (seed %i)", (seed) => {
+  it("S6: the coordinator's node crashes; known shards keep working; new shards are served once a new coordinator recovered", async () => {
+    const world = new SimWorld({ seed });
+    const network = new SimNetwork(world);
+    const registry = new Registry();
+    const seeds = ["a:2552", "b:2552", "c:2552"];
+    const nodes: ClusterNode[] = [];
+    for (const n of ["a", "b", "c"])
+      nodes.push(await startNode(world, network, n, seeds, registry));
+    const [, b] = nodes as [ClusterNode, ClusterNode, ClusterNode];
+    const up = (n: ClusterNode) =>
+      n.cluster.state.members.length === 3 &&
+      n.cluster.state.members.every((m) => m.status === "up");
+    expect(await world.runUntil(() => nodes.every(up), 30_000)).toBe(true);
+    await world.advance(5_000);
+    const ids = Array.from({ length: 40 }, (_, i) => `f-${i}`);
+    for (const id of ids)
+      ClusterSharding.get(b).entityRefFor(CounterKey, id).tell({ type: "add", n: 1 });
+    await world.advance(2_000);
+    // b and c know the homes of the shards they use; a runs the coordinator (oldest)
+    const notOnA = ids.filter((id) => registry.live.get(id) !== "a");
+    expect(notOnA.length).toBeGreaterThan(10);
+    world.getRuntime("a")?.scheduler.cancelAll();
+    network.crash("a");
+    for (const [id, n] of [...registry.live]) if (n === "a") registry.stop(id);
+    // right away, while a is still a member (not yet downed): known homes keep working
+    for (const id of notOnA.slice(0, 10)) expect((await totalOf(world, b, id)).total).toBe(1);
+    // a message for a brand-new entity (likely a new shard) waits for the new coordinator
+    let fresh: { node: string; total: number } | undefined;
+    ClusterSharding.get(b).entityRefFor(CounterKey, "brand-new").tell({ type: "add", n: 7 });
+    for (let attempt = 0; fresh === undefined && attempt < 8; attempt++)
+      fresh = await totalOf(world, b, "brand-new").catch(() => undefined);
+    expect(fresh?.total).toBe(7);
+    expect(["b", "c"]).toContain(fresh?.node);
+    expect(registry.violations).toEqual([]);
+  });
+});

@@ -37,7 +37,12 @@ import {
   shardIdFunctions,
   validateNumberOfShards,
 } from "../core/sharding/shard-id.js";
-import { isStartEntity, ShardingEnvelope } from "./message-extractor.js";
+import {
+  isStartEntity,
+  type MessageExtractor,
+  ShardingEnvelope,
+  StartEntity,
+} from "./message-extractor.js";
 
 /** Names an entity type and the type of its messages. */
 export interface EntityTypeKey<M> {
@@ -89,8 +94,31 @@ export interface EntityRef<M> {
 interface TypeEntry {
   readonly region: ActorRef<unknown>;
   readonly coordinator: ActorRef<ShardingMsg>;
-  readonly numberOfShards: number;
-  readonly hash: (entityId: string, numberOfShards: number) => string;
+  readonly shardOf: (entityId: string) => string;
+}
+
+type Route = { entityId: string; shardId: string; message: unknown } | undefined;
+
+interface TypeStart {
+  readonly role: string | undefined;
+  readonly route: (message: unknown) => Route;
+  readonly shardOf: (entityId: string) => string;
+  readonly createBehavior: ((ctx: EntityContext) => Behavior<unknown>) | undefined;
+  readonly handOffStopMessage?: unknown;
+  readonly allocationStrategy?: CoordinatorAllocationStrategy;
+  readonly settings?: ShardedEntityOptions<unknown>["settings"];
+}
+
+/** The classic `start` form (seed 000). */
+export interface ClassicShardingOptions<In, M> {
+  readonly typeName: string;
+  /** The behavior of one entity. */
+  readonly entity: (entityId: string, ctx: EntityCreationContext) => Behavior<M>;
+  readonly extractor: MessageExtractor<In, M>;
+  readonly role?: string;
+  readonly handOffStopMessage?: M;
+  readonly allocationStrategy?: CoordinatorAllocationStrategy;
+  readonly settings?: ShardedEntityOptions<unknown>["settings"];
 }
 
 /** Shards and their live entities in one region. */
@@ -135,47 +163,94 @@ export class ClusterSharding {
 
   /** Starts the region of `typeKey` on this node (and its coordinator singleton). */
   init<M>(options: ShardedEntityOptions<M>): ActorRef<ShardingEnvelope<M>> {
-    const name = options.typeKey.name;
-    const existing = this.types.get(name);
-    if (existing !== undefined) return existing.region as ActorRef<ShardingEnvelope<M>>;
     const numberOfShards = options.numberOfShards ?? 100;
     validateNumberOfShards(numberOfShards);
     const hash = shardIdFunctions[options.shardIdAlgorithm ?? DEFAULT_SHARD_ID_ALGORITHM];
-    const { system, remoting, cluster } = this.host;
-    const coordinatorProxy = ClusterSingleton.init<ShardingMsg>(this.host, {
-      name: `shardCoordinator-${name}`,
+    const hosts = options.role === undefined || this.host.cluster.selfRoles.includes(options.role);
+    return this.startType(options.typeKey.name, {
       role: options.role,
+      route: (m) => routeOf(m, numberOfShards, hash),
+      shardOf: (entityId) => hash(entityId, numberOfShards),
+      createBehavior: hosts ? (ctx) => options.createBehavior(ctx) as Behavior<unknown> : undefined,
+      handOffStopMessage: options.handOffStopMessage,
+      allocationStrategy: options.allocationStrategy,
+      settings: options.settings,
+    }) as ActorRef<ShardingEnvelope<M>>;
+  }
+
+  /**
+   * Classic form: starts the region of `typeName`, routing with a MessageExtractor (see
+   * HashCodeMessageExtractor). Messages sent to the returned region are routed by
+   * `extractor.entityId` / `shardId`; the entity receives `extractor.entityMessage(msg)`.
+   */
+  start<In, M>(options: ClassicShardingOptions<In, M>): ActorRef<In> {
+    const { extractor } = options;
+    return this.startType(checkTypeName(options.typeName), {
+      role: options.role,
+      route: (m) => routeByExtractor(extractor, m),
+      shardOf: (entityId) => extractor.shardId(StartEntity(entityId)),
+      createBehavior: (ctx) => options.entity(ctx.entityId, ctx) as Behavior<unknown>,
+      handOffStopMessage: options.handOffStopMessage,
+      allocationStrategy: options.allocationStrategy,
+      settings: options.settings,
+    }) as ActorRef<In>;
+  }
+
+  /** Classic form: a region on this node that routes to `typeName` but never hosts entities. */
+  startProxy<In>(options: {
+    typeName: string;
+    role?: string;
+    extractor: MessageExtractor<In, unknown>;
+  }): ActorRef<In> {
+    const { extractor } = options;
+    return this.startType(checkTypeName(options.typeName), {
+      role: options.role,
+      route: (m) => routeByExtractor(extractor, m),
+      shardOf: (entityId) => extractor.shardId(StartEntity(entityId)),
+      createBehavior: undefined,
+    }) as ActorRef<In>;
+  }
+
+  /** The region of `typeName` started on this node (by init, start or startProxy). */
+  shardRegion<In = unknown>(typeName: string): ActorRef<In> {
+    return this.entry({ name: typeName }).region as ActorRef<In>;
+  }
+
+  private startType(name: string, t: TypeStart): ActorRef<unknown> {
+    const existing = this.types.get(name);
+    if (existing !== undefined) return existing.region;
+    const { system, remoting, cluster } = this.host;
+    const coordinator = ClusterSingleton.init<ShardingMsg>(this.host, {
+      name: `shardCoordinator-${name}`,
+      role: t.role,
       behavior: coordinatorBehavior({
         typeName: name,
         cluster,
         remoting,
-        strategy: options.allocationStrategy ?? leastShardStrategy(),
-        role: options.role,
-        settings: options.settings?.coordinator,
+        strategy: t.allocationStrategy ?? leastShardStrategy(),
+        role: t.role,
+        settings: t.settings?.coordinator,
       }) as Behavior<ShardingMsg>,
     });
-    const hosts = options.role === undefined || cluster.selfRoles.includes(options.role);
     const region = system.core.systemGuardian.spawnChild(
       regionBehavior({
         typeName: name,
         member: uniqueAddressToString(cluster.self),
         remoting,
         cluster,
-        coordinatorProxy,
-        route: (m) => routeOf(m, numberOfShards, hash),
-        createBehavior: hosts
-          ? (ctx) => options.createBehavior(ctx) as Behavior<unknown>
-          : undefined,
-        handOffStopMessage: options.handOffStopMessage,
-        settings: options.settings?.region,
-        shardSettings: options.settings?.shard,
+        coordinatorProxy: coordinator,
+        route: t.route,
+        createBehavior: t.createBehavior,
+        handOffStopMessage: t.handOffStopMessage,
+        settings: t.settings?.region,
+        shardSettings: t.settings?.shard,
       }),
       `sharding-${name}`,
       undefined,
     );
-    this.types.set(name, { region, coordinator: coordinatorProxy, numberOfShards, hash });
+    this.types.set(name, { region, coordinator, shardOf: t.shardOf });
     this.installShutdown(name, region as ActorRef<RegionControl>);
-    return region as ActorRef<ShardingEnvelope<M>>;
+    return region;
   }
 
   /**
@@ -202,7 +277,7 @@ export class ClusterSharding {
     });
   }
 
-  private entry(typeKey: EntityTypeKey<unknown>): TypeEntry {
+  private entry(typeKey: { readonly name: string }): TypeEntry {
     const entry = this.types.get(typeKey.name);
     if (entry === undefined)
       throw new ShardkitError(
@@ -276,7 +351,7 @@ export class ClusterSharding {
   ): Promise<EntityLocation> {
     const entry = this.entry(typeKey);
     const timeoutMs = options.timeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT;
-    const shardId = entry.hash(entityId, entry.numberOfShards);
+    const shardId = entry.shardOf(entityId);
     const home = await ask(
       entry.region as ActorRef<RegionControl>,
       (replyTo: ActorRef<{ readonly region: string | null }>) => ({
@@ -326,6 +401,22 @@ export class ClusterSharding {
         ),
     };
   }
+}
+
+function routeByExtractor<In>(extractor: MessageExtractor<In, unknown>, m: unknown): Route {
+  try {
+    const msg = m as In | StartEntity;
+    const entityId = extractor.entityId(msg);
+    const shardId = extractor.shardId(msg);
+    if (typeof entityId !== "string" || typeof shardId !== "string") return undefined;
+    return { entityId, shardId, message: isStartEntity(m) ? m : extractor.entityMessage(m as In) };
+  } catch {
+    return undefined; // not a message of this type: unhandled
+  }
+}
+
+function checkTypeName(name: string): string {
+  return EntityTypeKey<unknown>(name).name;
 }
 
 function routeOf(

@@ -1,5 +1,6 @@
 export { ClusterNode, type ClusterNodeOptions } from "./cluster-node.js";
 export {
+  type ClassicShardingOptions,
   ClusterSharding,
   type ClusterShardingStats,
   type EntityCreationContext,

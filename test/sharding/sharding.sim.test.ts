@@ -497,3 +497,61 @@ describe.each(simSeeds([1, 2]))("sharding coordinator fail-over (seed %i)", (see
     expect(registry.violations).toEqual([]);
   });
 });
+
+describe("sharding classic API (seed 1)", () => {
+  it("start with a HashCodeMessageExtractor, startProxy on a node that never hosts, shardRegion", async () => {
+    const { HashCodeMessageExtractor } = await import("../../src/api/index.js");
+    type Deposit = { accountId: string; amount: number; replyTo?: ActorRef<number> };
+    const world = new SimWorld({ seed: 1 });
+    const network = new SimNetwork(world);
+    const seeds = ["a:2552", "b:2552"];
+    const started: ClusterNode[] = [];
+    for (const name of ["a", "b"])
+      ClusterNode.start({
+        systemName: "bank",
+        host: name,
+        port: 2552,
+        seedNodes: seeds,
+        settings: FAST,
+        runtime: world.createRuntime(name),
+        transport: network.transportFor(name),
+      }).then((n) => started.push(n));
+    const up = () =>
+      started.length === 2 &&
+      started.every((n) => n.cluster.state.members.filter((m) => m.status === "up").length === 2);
+    expect(await world.runUntil(up, 30_000)).toBe(true);
+    const [a, b] = [...started].sort((x, y) => x.address.localeCompare(y.address)) as [
+      ClusterNode,
+      ClusterNode,
+    ];
+    const extractor = new HashCodeMessageExtractor<Deposit>(10, { entityId: (m) => m.accountId });
+    const hostedOn = new Set<string>();
+    const region = ClusterSharding.get(a).start({
+      typeName: "Account",
+      extractor,
+      entity: (_id) =>
+        Behaviors.setup<Deposit>(() => {
+          hostedOn.add("a");
+          let balance = 0;
+          return Behaviors.receiveMessage<Deposit>((m) => {
+            balance += m.amount;
+            m.replyTo?.tell(balance);
+          });
+        }),
+    });
+    const proxy = ClusterSharding.get(b).startProxy({ typeName: "Account", extractor });
+    expect(ClusterSharding.get(a).shardRegion("Account")).toBe(region);
+    await world.advance(5_000);
+    region.tell({ accountId: "acc-1", amount: 5 });
+    let balance: number | undefined;
+    const sink = b.system.spawn(
+      Behaviors.receiveMessage<number>((n) => {
+        balance = n;
+      }),
+    );
+    proxy.tell({ accountId: "acc-1", amount: 10, replyTo: sink });
+    expect(await world.runUntil(() => balance !== undefined, 20_000)).toBe(true);
+    expect(balance).toBe(15);
+    expect([...hostedOn]).toEqual(["a"]);
+  });
+});

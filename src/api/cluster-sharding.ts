@@ -141,6 +141,15 @@ export interface EntityLocation {
   readonly alive: boolean;
 }
 
+/** Shards per entity type when `numberOfShards` is not given (same on every node). */
+const NUMBER_OF_SHARDS_DEFAULT = 100;
+
+/**
+ * Cap of the graceful hand-off wait in the shutdown task; the phase's own timeout
+ * (shutdown settings, cluster-sharding-shutdown-region) aborts it first through its signal.
+ */
+const HAND_OFF_WAIT_CAP_MS = 3_600_000;
+
 /** Default timeout of the queries, in ms. */
 const QUERY_TIMEOUT_MS_DEFAULT = 5_000;
 
@@ -163,7 +172,7 @@ export class ClusterSharding {
 
   /** Starts the region of `typeKey` on this node (and its coordinator singleton). */
   init<M>(options: ShardedEntityOptions<M>): ActorRef<ShardingEnvelope<M>> {
-    const numberOfShards = options.numberOfShards ?? 100;
+    const numberOfShards = options.numberOfShards ?? NUMBER_OF_SHARDS_DEFAULT;
     validateNumberOfShards(numberOfShards);
     const hash = shardIdFunctions[options.shardIdAlgorithm ?? DEFAULT_SHARD_ID_ALGORITHM];
     const hosts = options.role === undefined || this.host.cluster.selfRoles.includes(options.role);
@@ -265,7 +274,7 @@ export class ClusterSharding {
         region,
         (replyTo: ActorRef<"stopped">) => ({ sk: "region", t: "graceful-shutdown", replyTo }),
         {
-          timeoutMs: 3_600_000,
+          timeoutMs: HAND_OFF_WAIT_CAP_MS,
           signal: task.signal,
         },
       ).then(() => undefined),

@@ -87,6 +87,30 @@ async function startNode(
   return n;
 }
 
+/** True when `node` sees exactly `size` members, all Up. */
+function allUp(node: ClusterNode, size: number): boolean {
+  const members = node.cluster.state.members;
+  return members.length === size && members.every((m) => m.status === "up");
+}
+
+/**
+ * Starts one node per name (all seeding from `seeds`), requires every node to see all of them
+ * Up, then lets the regions register with the coordinator.
+ */
+async function startCluster(
+  world: SimWorld,
+  network: SimNetwork,
+  registry: Registry,
+  names: readonly string[],
+  seeds: string[] = names.map((n) => `${n}:2552`),
+): Promise<ClusterNode[]> {
+  const nodes: ClusterNode[] = [];
+  for (const n of names) nodes.push(await startNode(world, network, n, seeds, registry));
+  expect(await world.runUntil(() => nodes.every((n) => allUp(n, names.length)), 30_000)).toBe(true);
+  await world.advance(5_000);
+  return nodes;
+}
+
 async function totalOf(world: SimWorld, node: ClusterNode, id: string) {
   let answer: { node: string; total: number } | undefined;
   let failure: unknown;
@@ -131,14 +155,10 @@ describe.each(simSeeds([1, 2, 3]))("sharding (seed %i)", (seed) => {
     const world = new SimWorld({ seed });
     const network = new SimNetwork(world);
     const registry = new Registry();
-    const seeds = ["a:2552", "b:2552"];
-    const a = await startNode(world, network, "a", seeds, registry);
-    const b = await startNode(world, network, "b", seeds, registry);
-    const up = (n: ClusterNode) =>
-      n.cluster.state.members.length === 2 &&
-      n.cluster.state.members.every((m) => m.status === "up");
-    expect(await world.runUntil(() => up(a) && up(b), 30_000)).toBe(true);
-    await world.advance(5_000); // both regions register with the coordinator
+    const [a, b] = (await startCluster(world, network, registry, ["a", "b"])) as [
+      ClusterNode,
+      ClusterNode,
+    ];
     const ids = Array.from({ length: 40 }, (_, i) => `c-${i}`);
     for (const id of ids) {
       ClusterSharding.get(a).entityRefFor(CounterKey, id).tell({ type: "add", n: 1 });
@@ -230,15 +250,7 @@ describe.each(simSeeds([1, 2]))("sharding rebalance (seed %i)", (seed) => {
 
 describe.each(simSeeds([1, 2]))("sharding failures and shutdown (seed %i)", (seed) => {
   async function cluster3(world: SimWorld, network: SimNetwork, registry: Registry) {
-    const seeds = ["a:2552", "b:2552", "c:2552"];
-    const nodes: ClusterNode[] = [];
-    for (const n of ["a", "b", "c"])
-      nodes.push(await startNode(world, network, n, seeds, registry));
-    const up = (n: ClusterNode) =>
-      n.cluster.state.members.length === 3 &&
-      n.cluster.state.members.every((m) => m.status === "up");
-    expect(await world.runUntil(() => nodes.every(up), 30_000)).toBe(true);
-    await world.advance(5_000);
+    const nodes = await startCluster(world, network, registry, ["a", "b", "c"]);
     return nodes as [ClusterNode, ClusterNode, ClusterNode];
   }
 
@@ -364,16 +376,8 @@ describe.each(simSeeds([1, 2]))("sharding queries (seed %i)", (seed) => {
     const world = new SimWorld({ seed });
     const network = new SimNetwork(world);
     const registry = new Registry();
-    const seeds = ["a:2552", "b:2552", "c:2552"];
-    const nodes: ClusterNode[] = [];
-    for (const n of ["a", "b", "c"])
-      nodes.push(await startNode(world, network, n, seeds, registry));
+    const nodes = await startCluster(world, network, registry, ["a", "b", "c"]);
     const a = nodes[0] as ClusterNode;
-    const up = (n: ClusterNode) =>
-      n.cluster.state.members.length === 3 &&
-      n.cluster.state.members.every((m) => m.status === "up");
-    expect(await world.runUntil(() => nodes.every(up), 30_000)).toBe(true);
-    await world.advance(5_000);
     const sharding = ClusterSharding.get(a);
     for (let i = 0; i < 30; i++)
       sharding.entityRefFor(CounterKey, `q-${i}`).tell({ type: "add", n: 1 });
@@ -429,16 +433,14 @@ describe.each(simSeeds([1, 2]))("sharding leaving nodes (seed %i)", (seed) => {
     const world = new SimWorld({ seed });
     const network = new SimNetwork(world);
     const registry = new Registry();
-    const seeds = ["a:2552", "b:2552"];
-    const nodes: ClusterNode[] = [];
-    for (const n of ["a", "b", "c", "d"])
-      nodes.push(await startNode(world, network, n, seeds, registry));
+    const nodes = await startCluster(
+      world,
+      network,
+      registry,
+      ["a", "b", "c", "d"],
+      ["a:2552", "b:2552"],
+    );
     const [a, b, , d] = nodes as [ClusterNode, ClusterNode, ClusterNode, ClusterNode];
-    const up = (n: ClusterNode, k: number) =>
-      n.cluster.state.members.length === k &&
-      n.cluster.state.members.every((m) => m.status === "up");
-    expect(await world.runUntil(() => nodes.every((n) => up(n, 4)), 30_000)).toBe(true);
-    await world.advance(5_000);
     const ids = Array.from({ length: 40 }, (_, i) => `l-${i}`);
     for (const id of ids)
       ClusterSharding.get(d).entityRefFor(CounterKey, id).tell({ type: "add", n: 1 });
@@ -449,7 +451,7 @@ describe.each(simSeeds([1, 2]))("sharding leaving nodes (seed %i)", (seed) => {
         done++;
       });
     expect(await world.runUntil(() => done === 2, 60_000)).toBe(true);
-    expect(await world.runUntil(() => up(d, 2), 30_000)).toBe(true);
+    expect(await world.runUntil(() => allUp(d, 2), 30_000)).toBe(true);
     for (const id of ids) {
       let r: { node: string; total: number } | undefined;
       for (let attempt = 0; r === undefined && attempt < 6; attempt++)
@@ -465,16 +467,8 @@ describe.each(simSeeds([1, 2]))("sharding coordinator fail-over (seed %i)", (see
     const world = new SimWorld({ seed });
     const network = new SimNetwork(world);
     const registry = new Registry();
-    const seeds = ["a:2552", "b:2552", "c:2552"];
-    const nodes: ClusterNode[] = [];
-    for (const n of ["a", "b", "c"])
-      nodes.push(await startNode(world, network, n, seeds, registry));
+    const nodes = await startCluster(world, network, registry, ["a", "b", "c"]);
     const [, b] = nodes as [ClusterNode, ClusterNode, ClusterNode];
-    const up = (n: ClusterNode) =>
-      n.cluster.state.members.length === 3 &&
-      n.cluster.state.members.every((m) => m.status === "up");
-    expect(await world.runUntil(() => nodes.every(up), 30_000)).toBe(true);
-    await world.advance(5_000);
     const ids = Array.from({ length: 40 }, (_, i) => `f-${i}`);
     for (const id of ids)
       ClusterSharding.get(b).entityRefFor(CounterKey, id).tell({ type: "add", n: 1 });

@@ -6,6 +6,7 @@
 
 import type { Gossip } from "../../core/membership/gossip.js";
 import type { SerializerRegistry } from "../../protocol/serializer-registry.js";
+import { decodePlainRecord, encodePlain } from "../remoting/plain-payload.js";
 import { gossipFromWire, gossipToWire, type WireGossip } from "./gossip-codec.js";
 
 export const MembershipKind = {
@@ -72,7 +73,7 @@ export function encodeMembershipMessage(
     default:
       body = {};
   }
-  return registry.defaultSerializer.toBinary(body);
+  return encodePlain(registry, body);
 }
 
 export function decodeMembershipMessage(
@@ -80,14 +81,8 @@ export function decodeMembershipMessage(
   kind: number,
   bytes: Uint8Array,
 ): MembershipMessage | undefined {
-  let v: unknown;
-  try {
-    v = registry.defaultSerializer.fromBinary(bytes);
-  } catch {
-    return undefined;
-  }
-  if (typeof v !== "object" || v === null) return undefined;
-  const b = v as Body;
+  const b = decodePlainRecord(registry, bytes);
+  if (b === undefined) return undefined;
   try {
     return decodeBody(kind, b);
   } catch {

@@ -4,6 +4,7 @@
  * the bytes come from the network.
  */
 import type { SerializerRegistry } from "../../protocol/serializer-registry.js";
+import { decodePlainRecord, encodePlain } from "./plain-payload.js";
 
 export type RemoteSystemMessage =
   | { readonly t: "watch"; readonly watchee: string; readonly watcher: string }
@@ -19,21 +20,15 @@ export function encodeRemoteSystemMessage(
   registry: SerializerRegistry,
   m: RemoteSystemMessage,
 ): Uint8Array {
-  return registry.defaultSerializer.toBinary(m);
+  return encodePlain(registry, m);
 }
 
 export function decodeRemoteSystemMessage(
   registry: SerializerRegistry,
   bytes: Uint8Array,
 ): RemoteSystemMessage | undefined {
-  let v: unknown;
-  try {
-    v = registry.defaultSerializer.fromBinary(bytes);
-  } catch {
-    return undefined;
-  }
-  if (typeof v !== "object" || v === null) return undefined;
-  const o = v as Record<string, unknown>;
+  const o = decodePlainRecord(registry, bytes);
+  if (o === undefined) return undefined;
   if (typeof o.watchee !== "string" || typeof o.watcher !== "string") return undefined;
   if (o.t === "watch" || o.t === "unwatch")
     return { t: o.t, watchee: o.watchee, watcher: o.watcher };

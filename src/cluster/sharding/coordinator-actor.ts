@@ -18,7 +18,7 @@ import type { CoordinatorAllocationStrategy } from "../../core/coordinator/coord
 import { uniqueAddressToString } from "../../core/membership/unique-address.js";
 import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
-import { isShardingMsg, type ShardingMsg, splitActorId } from "./sharding-messages.js";
+import { ActorIdRefs, actorIdOf, isShardingMsg, type ShardingMsg } from "./sharding-messages.js";
 
 export interface CoordinatorActorOptions {
   readonly typeName: string;
@@ -39,8 +39,7 @@ type CoordMsg =
 export function coordinatorBehavior(options: CoordinatorActorOptions): Behavior<CoordMsg> {
   return Behaviors.setup<CoordMsg>((ctx) => {
     const { cluster, remoting } = options;
-    const p = ctx.self.path;
-    const selfId = `${remoting.address}/${p.elements.join("/")}#${p.uid}`;
+    const selfId = actorIdOf(remoting, ctx.self as ActorRef<never>);
     const machine = new CoordinatorMachine({
       self: selfId,
       strategy: options.strategy,
@@ -48,10 +47,8 @@ export function coordinatorBehavior(options: CoordinatorActorOptions): Behavior<
       settings: options.settings,
       role: options.role,
     });
-    const refOf = (id: string): ActorRef<ShardingMsg> | undefined => {
-      const s = splitActorId(id);
-      return s === undefined ? undefined : remoting.actorRefFor<ShardingMsg>(s.node, s.path);
-    };
+    const ids = new ActorIdRefs(remoting);
+    const refOf = (id: string) => ids.refOf(id);
     let knownMembers = new Set<string>();
     const perform = (outs: readonly CoordinatorOutput[]) => {
       for (const o of outs) {

@@ -20,7 +20,13 @@ import {
   type ShardReport,
   shardBehavior,
 } from "./shard-actor.js";
-import { isShardingMsg, type ShardingMsg, splitActorId } from "./sharding-messages.js";
+import {
+  ActorIdRefs,
+  actorIdOf,
+  isShardingMsg,
+  type ShardingMsg,
+  splitActorId,
+} from "./sharding-messages.js";
 
 export interface RegionActorOptions {
   readonly typeName: string;
@@ -37,8 +43,6 @@ export interface RegionActorOptions {
   readonly handOffStopMessage?: unknown;
   readonly settings?: Partial<RegionSettings>;
   readonly shardSettings?: Partial<ShardSettings>;
-  /** Called with this region's id once it is known. */
-  readonly onSelfId?: (id: string) => void;
   /** Membership: regions on removed members are forgotten (their shards move). */
   readonly cluster: Cluster;
 }
@@ -80,9 +84,7 @@ type RegionMsg =
 
 export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
   return Behaviors.setup<unknown>((ctx) => {
-    const selfPath = ctx.self.path;
-    const selfId = `${options.remoting.address}/${selfPath.elements.join("/")}#${selfPath.uid}`;
-    options.onSelfId?.(selfId);
+    const selfId = actorIdOf(options.remoting, ctx.self as ActorRef<never>);
     const machine = new RegionMachine<unknown>({
       self: selfId,
       member: options.member,
@@ -95,19 +97,8 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
     const onStopped = () => {
       for (const w of shutdownWaiters.splice(0)) w.tell("stopped");
     };
-    // Region and coordinator refs are reused (a ref caches its encoded wire path); the
-    // table holds one entry per region, bounded by REF_CACHE_MAX.
-    const refCache = new Map<string, ActorRef<ShardingMsg>>();
-    const refOf = (id: string): ActorRef<ShardingMsg> | undefined => {
-      const cached = refCache.get(id);
-      if (cached !== undefined) return cached;
-      const p = splitActorId(id);
-      if (p === undefined) return undefined;
-      const ref = options.remoting.actorRefFor<ShardingMsg>(p.node, p.path);
-      if (refCache.size >= REF_CACHE_MAX) refCache.clear();
-      refCache.set(id, ref);
-      return ref;
-    };
+    const ids = new ActorIdRefs(options.remoting);
+    const refOf = (id: string) => ids.refOf(id);
     const shardRefs = new Map<string, ActorRef<ShardCommand>>();
     const identify = () =>
       options.coordinatorProxy.tell({
@@ -259,9 +250,6 @@ function replyState(
   });
   void Promise.all(asks).then((list) => replyTo.tell({ region: selfId, shards: list }));
 }
-
-/** Bound of the region/coordinator ref cache (one entry per region in practice). */
-const REF_CACHE_MAX = 10_000;
 
 function isInternal(m: unknown): boolean {
   if (isShardingMsg(m)) return true;

@@ -8,6 +8,7 @@
  */
 import type { ActorRef } from "../../actor/actor-ref.js";
 import type { CoordinatorCommand, RegionCommand } from "../../protocol/sharding.js";
+import type { Remoting } from "../remoting/remoting.js";
 
 export type ShardingMsg =
   /** Region -> coordinator. */
@@ -45,9 +46,10 @@ export function isShardingMsg(m: unknown): m is ShardingMsg {
   return typeof m === "object" && m !== null && (m as { sk?: unknown }).sk === "sharding";
 }
 
-/** `system@host:port` + wire path of a ref, as the coordinator and regions name actors. */
-export function actorIdOf(nodeAddress: string, elements: readonly string[], uid: number): string {
-  return `${nodeAddress}/${elements.join("/")}#${uid}`;
+/** The id of a local actor: this node's `system@host:port` + the actor's wire path. */
+export function actorIdOf(remoting: Remoting, ref: ActorRef<never>): string {
+  const p = ref.path;
+  return `${remoting.address}/${p.elements.join("/")}#${p.uid}`;
 }
 
 /** Splits an actor id into its node address and wire path. */
@@ -55,4 +57,28 @@ export function splitActorId(id: string): { node: string; path: string } | undef
   const slash = id.indexOf("/");
   if (slash <= 0) return undefined;
   return { node: id.slice(0, slash), path: id.slice(slash) };
+}
+
+/** Bound of an ActorIdRefs table (in practice one entry per region of the type). */
+const ACTOR_ID_REFS_MAX = 10_000;
+
+/**
+ * Resolves actor ids to refs, reusing them: a remote ref caches its encoded wire path,
+ * so regions and the coordinator do not rebuild one per message.
+ */
+export class ActorIdRefs {
+  private readonly refs = new Map<string, ActorRef<ShardingMsg>>();
+
+  constructor(private readonly remoting: Remoting) {}
+
+  refOf(id: string): ActorRef<ShardingMsg> | undefined {
+    const cached = this.refs.get(id);
+    if (cached !== undefined) return cached;
+    const p = splitActorId(id);
+    if (p === undefined) return undefined;
+    const ref = this.remoting.actorRefFor<ShardingMsg>(p.node, p.path);
+    if (this.refs.size >= ACTOR_ID_REFS_MAX) this.refs.clear();
+    this.refs.set(id, ref);
+    return ref;
+  }
 }

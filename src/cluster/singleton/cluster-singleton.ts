@@ -191,14 +191,8 @@ function managerBehavior<M>(
             });
             break;
           case "start-timer":
-            ctx.timers.startSingleTimer(
-              o.key,
-              { sk: "singleton", t: "timer", key: o.key },
-              o.delayMs,
-            );
-            break;
           case "cancel-timer":
-            ctx.timers.cancel(o.key);
+            performTimer(ctx as ActorContext<unknown>, o);
             break;
           case "acquire-lease":
             options.lease
@@ -318,6 +312,17 @@ function removalMarginOf(cluster: Cluster): number {
     : cluster.sbrSettings.stableAfterMs;
 }
 
+/** Timer outputs of both machines: keyed one-shot timers that message the actor itself. */
+function performTimer(
+  ctx: ActorContext<unknown>,
+  o:
+    | { readonly type: "start-timer"; readonly key: string; readonly delayMs: number }
+    | { readonly type: "cancel-timer"; readonly key: string },
+): void {
+  if (o.type === "cancel-timer") ctx.timers.cancel(o.key);
+  else ctx.timers.startSingleTimer(o.key, { sk: "singleton", t: "timer", key: o.key }, o.delayMs);
+}
+
 function proxyBehavior(
   host: SingletonHost,
   name: string,
@@ -354,14 +359,8 @@ function proxyBehavior(
             );
             break;
           case "start-timer":
-            ctx.timers.startSingleTimer(
-              o.key,
-              { sk: "singleton", t: "timer", key: o.key },
-              o.delayMs,
-            );
-            break;
           case "cancel-timer":
-            ctx.timers.cancel(o.key);
+            performTimer(ctx as ActorContext<unknown>, o);
             break;
           case "log":
             ctx.log[o.level](o.text, { singleton: name });

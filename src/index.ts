@@ -2,8 +2,8 @@
  * shardkit: cluster sharding for Node.js. This entry point exports the public API that
  * exists so far: the actor core, settings, typed errors and the real runtime.
  * Subpaths: `shardkit/testing` (simulator and test helpers), `shardkit/node` (the real
- * runtime's ports), `shardkit/sim` (the deterministic simulator). Planned as their
- * plugins land: `shardkit/sqlite`, `shardkit/postgres`.
+ * runtime's ports), `shardkit/sim` (the deterministic simulator), `shardkit/sqlite` and
+ * `shardkit/postgres` (the persistence plugins).
  */
 export * from "./actor/index.js";
 export * from "./api/index.js";
@@ -22,6 +22,21 @@ export {
   type RemotingSettings,
   type RemotingStats,
 } from "./cluster/remoting/index.js";
+export {
+  type CoordinatorRecoveryData,
+  type CoordinatorStore,
+  JournalCoordinatorStore,
+} from "./cluster/sharding/coordinator-store.js";
+export {
+  type JournalRememberEntitiesSettings,
+  JournalRememberEntitiesStore,
+} from "./cluster/sharding/journal-remember-entities-store.js";
+export {
+  coordinatorPersistenceId,
+  rememberPersistenceId,
+  SHARDING_PERSISTENCE_ID_PREFIX,
+  ShardingStoreCorruptError,
+} from "./cluster/sharding/sharding-store-codec.js";
 export * from "./cluster/shutdown/index.js";
 export {
   ClusterSingleton,
@@ -33,7 +48,24 @@ export type { SbrSettings } from "./core/downing/sbr-settings.js";
 export type { ClusterEvent } from "./core/membership/cluster-events.js";
 export type { ClusterSettings } from "./core/membership/cluster-settings.js";
 export * from "./core/shutdown/index.js";
+export { MemoryJournal, type MemoryJournalOptions } from "./persistence/memory/memory-journal.js";
 export { MemoryLease, MemoryLeaseStore } from "./persistence/memory/memory-lease.js";
+export { MemoryRememberEntitiesStore } from "./persistence/memory/memory-remember-entities-store.js";
+export { MemorySnapshotStore } from "./persistence/memory/memory-snapshot-store.js";
 export type { Clock, Logger, LogLevel, Random, Runtime, Scheduler } from "./ports/index.js";
+export {
+  type Journal,
+  JournalConflictError,
+  type JournalEvent,
+  JournalRejectedError,
+  type PersistedEvent,
+  PersistenceStoreError,
+} from "./ports/journal.js";
 export type { Lease, LeaseProvider } from "./ports/lease.js";
+export {
+  InvalidRememberBatchError,
+  type RememberEntitiesStore,
+  type RememberEntitiesUpdate,
+} from "./ports/remember-entities-store.js";
+export type { SnapshotPayload, SnapshotStore, StoredSnapshot } from "./ports/snapshot-store.js";
 export { createNodeRuntime, type NodeRuntimeOptions } from "./runtime/node/index.js";

@@ -13,8 +13,13 @@
 import type { ActorRef } from "../actor/actor-ref.js";
 import { type AskOptions, ask } from "../actor/ask.js";
 import type { Behavior } from "../actor/behavior.js";
-import { ShardkitError } from "../base/errors.js";
+import { ConfigError, ShardkitError } from "../base/errors.js";
 import { coordinatorBehavior } from "../cluster/sharding/coordinator-actor.js";
+import {
+  type CoordinatorStore,
+  JournalCoordinatorStore,
+} from "../cluster/sharding/coordinator-store.js";
+import { JournalRememberEntitiesStore } from "../cluster/sharding/journal-remember-entities-store.js";
 import {
   type RegionControl,
   type RegionState,
@@ -37,6 +42,9 @@ import {
   shardIdFunctions,
   validateNumberOfShards,
 } from "../core/sharding/shard-id.js";
+import type { Journal } from "../ports/journal.js";
+import type { RememberEntitiesStore } from "../ports/remember-entities-store.js";
+import type { SnapshotStore } from "../ports/snapshot-store.js";
 import {
   isStartEntity,
   type MessageExtractor,
@@ -64,7 +72,34 @@ export function EntityTypeKey<M>(name: string): EntityTypeKey<M> {
 /** What `createBehavior` receives for each entity. */
 export type EntityCreationContext = EntityContext;
 
-export interface ShardedEntityOptions<M> {
+/** Where the coordinator keeps its state (see docs/sharding.md, "State stores"). */
+export type StateStoreMode = "regions" | "persistence";
+
+/** Durable sharding state: the coordinator's allocations and remembered entities. */
+export interface ShardingStoreOptions {
+  /**
+   * Journal (and optional snapshot store) for sharding's own data: coordinator state and
+   * remembered entities. May be a different store from the one the entities persist to.
+   */
+  readonly persistence?: { readonly journal: Journal; readonly snapshots?: SnapshotStore };
+  /**
+   * "regions": a new coordinator rebuilds the allocations from what the regions report
+   * (no store; allocations do not survive a full cluster restart). "persistence": every
+   * allocation is written to `persistence.journal` before it is announced. Default:
+   * "persistence" when `persistence` is given, else "regions".
+   */
+  readonly stateStoreMode?: StateStoreMode;
+  /**
+   * Restart this type's entities after a rebalance, a crash, a coordinator fail-over and
+   * a full restart, without waiting for a message (default false). Needs
+   * `rememberEntitiesStore` or `persistence`. Automatic passivation is off meanwhile.
+   */
+  readonly rememberEntities?: boolean;
+  /** Where remembered entity ids are kept. Default: a journal store on `persistence`. */
+  readonly rememberEntitiesStore?: RememberEntitiesStore;
+}
+
+export interface ShardedEntityOptions<M> extends ShardingStoreOptions {
   readonly typeKey: EntityTypeKey<M>;
   readonly createBehavior: (ctx: EntityCreationContext) => Behavior<M>;
   /** Default 100; must be the same on every node. */
@@ -107,10 +142,13 @@ interface TypeStart {
   readonly handOffStopMessage?: unknown;
   readonly allocationStrategy?: CoordinatorAllocationStrategy;
   readonly settings?: ShardedEntityOptions<unknown>["settings"];
+  readonly stores?: ShardingStoreOptions;
+  /** Only a proxy: no coordinator manager on this node (startProxy). */
+  readonly proxyOnly?: boolean;
 }
 
 /** The classic `start` form (seed 000). */
-export interface ClassicShardingOptions<In, M> {
+export interface ClassicShardingOptions<In, M> extends ShardingStoreOptions {
   readonly typeName: string;
   /** The behavior of one entity. */
   readonly entity: (entityId: string, ctx: EntityCreationContext) => Behavior<M>;
@@ -184,6 +222,7 @@ export class ClusterSharding {
       handOffStopMessage: options.handOffStopMessage,
       allocationStrategy: options.allocationStrategy,
       settings: options.settings,
+      stores: options,
     }) as ActorRef<ShardingEnvelope<M>>;
   }
 
@@ -202,6 +241,7 @@ export class ClusterSharding {
       handOffStopMessage: options.handOffStopMessage,
       allocationStrategy: options.allocationStrategy,
       settings: options.settings,
+      stores: options,
     }) as ActorRef<In>;
   }
 
@@ -217,6 +257,7 @@ export class ClusterSharding {
       route: (m) => routeByExtractor(extractor, m),
       shardOf: (entityId) => extractor.shardId(StartEntity(entityId)),
       createBehavior: undefined,
+      proxyOnly: true,
     }) as ActorRef<In>;
   }
 
@@ -229,18 +270,24 @@ export class ClusterSharding {
     const existing = this.types.get(name);
     if (existing !== undefined) return existing.region;
     const { system, remoting, cluster } = this.host;
-    const coordinator = ClusterSingleton.init<ShardingMsg>(this.host, {
-      name: `shardCoordinator-${name}`,
-      role: t.role,
-      behavior: coordinatorBehavior({
-        typeName: name,
-        cluster,
-        remoting,
-        strategy: t.allocationStrategy ?? leastShardStrategy(),
-        role: t.role,
-        settings: t.settings?.coordinator,
-      }) as Behavior<ShardingMsg>,
-    });
+    const now = () => system.core.clock.now();
+    const stores = resolveShardingStores(name, t.stores ?? {}, t.settings, now);
+    const singletonName = `shardCoordinator-${name}`;
+    const coordinator = t.proxyOnly
+      ? ClusterSingleton.proxy<ShardingMsg>(this.host, singletonName, t.role)
+      : ClusterSingleton.init<ShardingMsg>(this.host, {
+          name: singletonName,
+          role: t.role,
+          behavior: coordinatorBehavior({
+            typeName: name,
+            cluster,
+            remoting,
+            strategy: t.allocationStrategy ?? leastShardStrategy(),
+            role: t.role,
+            settings: { ...t.settings?.coordinator, rememberEntities: stores.rememberEntities },
+            store: stores.coordinatorStore,
+          }) as Behavior<ShardingMsg>,
+        });
     const region = system.core.systemGuardian.spawnChild(
       regionBehavior({
         typeName: name,
@@ -252,7 +299,11 @@ export class ClusterSharding {
         createBehavior: t.createBehavior,
         handOffStopMessage: t.handOffStopMessage,
         settings: t.settings?.region,
-        shardSettings: t.settings?.shard,
+        shardSettings: { ...t.settings?.shard, rememberEntities: stores.rememberEntities },
+        remember:
+          stores.rememberStore === undefined
+            ? undefined
+            : { typeName: name, store: stores.rememberStore, shardOf: t.shardOf },
       }),
       `sharding-${name}`,
       undefined,
@@ -410,6 +461,64 @@ export class ClusterSharding {
         ),
     };
   }
+}
+
+/** The stores of one entity type, resolved from its options. */
+interface ResolvedStores {
+  readonly rememberEntities: boolean;
+  readonly rememberStore: RememberEntitiesStore | undefined;
+  readonly coordinatorStore: (() => CoordinatorStore) | undefined;
+}
+
+/**
+ * Picks the coordinator store and remember-entities store of `typeName`.
+ * @throws ConfigError when a mode needs a store that was not given.
+ */
+export function resolveShardingStores(
+  typeName: string,
+  o: ShardingStoreOptions,
+  settings: ShardedEntityOptions<unknown>["settings"],
+  now: () => number,
+): ResolvedStores {
+  const p = o.persistence;
+  if (p !== undefined && (typeof p !== "object" || typeof p.journal?.append !== "function"))
+    throw new ConfigError("persistence.journal", p, "a Journal (e.g. sqlitePersistence().journal)");
+  const mode = o.stateStoreMode ?? (p === undefined ? "regions" : "persistence");
+  if (mode !== "regions" && mode !== "persistence")
+    throw new ConfigError("stateStoreMode", mode, '"regions" or "persistence"');
+  if (mode === "persistence" && p === undefined)
+    throw new ConfigError(
+      "stateStoreMode",
+      mode,
+      '"regions", or give `persistence: { journal }` for "persistence"',
+    );
+  const rememberEntities =
+    o.rememberEntities ??
+    settings?.shard?.rememberEntities ??
+    settings?.coordinator?.rememberEntities ??
+    false;
+  if (typeof rememberEntities !== "boolean")
+    throw new ConfigError("rememberEntities", rememberEntities, "a boolean");
+  let rememberStore: RememberEntitiesStore | undefined;
+  if (rememberEntities) {
+    rememberStore =
+      o.rememberEntitiesStore ??
+      (p === undefined ? undefined : new JournalRememberEntitiesStore(p.journal, p.snapshots, now));
+    if (rememberStore === undefined)
+      throw new ConfigError(
+        "rememberEntities",
+        true,
+        "false, or true together with `rememberEntitiesStore` or `persistence: { journal }`",
+      );
+  }
+  return {
+    rememberEntities,
+    rememberStore,
+    coordinatorStore:
+      mode === "persistence" && p !== undefined
+        ? () => new JournalCoordinatorStore(p.journal, p.snapshots, typeName, now)
+        : undefined,
+  };
 }
 
 function routeByExtractor<In>(extractor: MessageExtractor<In, unknown>, m: unknown): Route {

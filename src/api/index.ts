@@ -8,7 +8,9 @@ export {
   type EntityRef,
   EntityTypeKey,
   type ShardedEntityOptions,
+  type ShardingStoreOptions,
   type ShardRegionState,
+  type StateStoreMode,
 } from "./cluster-sharding.js";
 export {
   type EntityId,

@@ -4,6 +4,8 @@
  * batches of started/stopped entity ids (at most maxUpdatesPerWrite per batch) and treats
  * an entity as remembered only once its batch is acknowledged.
  */
+import { ShardkitError } from "../base/errors.js";
+
 export interface RememberEntitiesUpdate {
   /** Entities to remember. */
   readonly started: readonly string[];
@@ -16,4 +18,22 @@ export interface RememberEntitiesStore {
   getEntities(typeName: string, shardId: string): Promise<readonly string[]>;
   /** Applies one batch atomically and idempotently; resolves once durable. */
   update(typeName: string, shardId: string, batch: RememberEntitiesUpdate): Promise<void>;
+}
+
+/** A batch that names one entity more than once (it would be ambiguous). */
+export class InvalidRememberBatchError extends ShardkitError {
+  constructor(entityId: string) {
+    super("REMEMBER_BATCH_INVALID", `remember-entities batch names entity "${entityId}" twice`, {
+      entityId,
+    });
+  }
+}
+
+/** @throws InvalidRememberBatchError when an id appears twice over started and stopped. */
+export function assertRememberBatch(batch: RememberEntitiesUpdate): void {
+  const seen = new Set<string>();
+  for (const id of [...batch.started, ...batch.stopped]) {
+    if (seen.has(id)) throw new InvalidRememberBatchError(id);
+    seen.add(id);
+  }
 }

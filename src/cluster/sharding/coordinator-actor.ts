@@ -2,22 +2,37 @@
  * The shard coordinator actor: the cluster singleton instance that drives a
  * CoordinatorMachine (core/coordinator). It feeds the machine with the cluster's
  * membership, the regions' commands, timers and the rebalance tick, and performs its
- * outputs. State store: "regions" recovery (no database: a new coordinator rebuilds the
- * allocation from what the regions report); events are acknowledged at once.
+ * outputs. Two state stores (stateStoreMode):
+ * - "regions" (no store): a new coordinator rebuilds the allocation from what the
+ *   regions report; events are acknowledged on the next turn.
+ * - "persistence": a CoordinatorStore. The actor first loads the snapshot and events
+ *   (stashing what arrives meanwhile, dropping beyond the stash bound: regions retry),
+ *   then writes every batch the machine emits and feeds `persisted` / `persist-failed`.
+ *   A JournalConflictError (another coordinator wrote) makes the actor fail, and its
+ *   supervisor restarts it with backoff: it reloads instead of going on with a stale state.
  */
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
+import { SupervisorStrategy } from "../../actor/supervision.js";
 import type {
   CoordinatorInput,
   CoordinatorMember,
   CoordinatorOutput,
 } from "../../core/coordinator/coordinator-io.js";
-import { CoordinatorMachine } from "../../core/coordinator/coordinator-machine.js";
-import type { CoordinatorSettings } from "../../core/coordinator/coordinator-settings.js";
+import {
+  CoordinatorMachine,
+  type CoordinatorRecovery,
+} from "../../core/coordinator/coordinator-machine.js";
+import {
+  type CoordinatorSettings,
+  resolveCoordinatorSettings,
+} from "../../core/coordinator/coordinator-settings.js";
 import type { CoordinatorAllocationStrategy } from "../../core/coordinator/coordinator-strategy.js";
 import { uniqueAddressToString } from "../../core/membership/unique-address.js";
+import { JournalConflictError } from "../../ports/journal.js";
 import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
+import type { CoordinatorRecoveryData, CoordinatorStore } from "./coordinator-store.js";
 import { ActorIdRefs, actorIdOf, isShardingMsg, type ShardingMsg } from "./sharding-messages.js";
 
 export interface CoordinatorActorOptions {
@@ -27,23 +42,100 @@ export interface CoordinatorActorOptions {
   readonly strategy: CoordinatorAllocationStrategy;
   readonly role?: string;
   readonly settings?: Partial<CoordinatorSettings>;
+  /**
+   * stateStoreMode "persistence": makes the store of one coordinator incarnation (called
+   * again after a restart). Undefined: "regions" recovery.
+   */
+  readonly store?: () => CoordinatorStore;
 }
+
+/** Supervision of the coordinator: a failure (e.g. a journal conflict) restarts it. */
+export const COORDINATOR_RESTART_BACKOFF = Object.freeze({
+  minBackoffMs: 1_000,
+  maxBackoffMs: 30_000,
+  randomFactor: 0.2,
+});
 
 type CoordMsg =
   | ShardingMsg
   | { readonly sk: "coord"; readonly t: "members" }
   | { readonly sk: "coord"; readonly t: "timer"; readonly key: string }
   | { readonly sk: "coord"; readonly t: "rebalance" }
-  | { readonly sk: "coord"; readonly t: "persisted"; readonly batchId: number };
+  | { readonly sk: "coord"; readonly t: "persisted"; readonly batchId: number }
+  | {
+      readonly sk: "coord";
+      readonly t: "persist-failed";
+      readonly batchId: number;
+      readonly error: unknown;
+    }
+  | { readonly sk: "coord"; readonly t: "loaded"; readonly data: CoordinatorRecoveryData }
+  | { readonly sk: "coord"; readonly t: "load-failed"; readonly error: unknown }
+  | { readonly sk: "coord"; readonly t: "load-retry" };
 
+/** The coordinator behavior, supervised (restart with backoff). */
 export function coordinatorBehavior(options: CoordinatorActorOptions): Behavior<CoordMsg> {
+  return Behaviors.supervise(
+    options.store === undefined
+      ? running(options, undefined, { mode: "regions" })
+      : loading(options),
+    SupervisorStrategy.restartWithBackoff(COORDINATOR_RESTART_BACKOFF),
+  );
+}
+
+/** stateStoreMode "persistence": load the store, then run. */
+function loading(options: CoordinatorActorOptions): Behavior<CoordMsg> {
+  return Behaviors.setup<CoordMsg>((ctx) => {
+    const store = (options.store as () => CoordinatorStore)();
+    const retryMs = resolveCoordinatorSettings(options.settings).persistRetryBackoffMs;
+    const load = () =>
+      store.load().then(
+        (data) => ctx.self.tell({ sk: "coord", t: "loaded", data }),
+        (error: unknown) => ctx.self.tell({ sk: "coord", t: "load-failed", error }),
+      );
+    load();
+    return Behaviors.receive<CoordMsg>((c, m) => {
+      if (!isShardingMsg(m)) {
+        if (m.t === "loaded") {
+          c.log.info("coordinator state loaded", {
+            type: options.typeName,
+            events: m.data.events.length,
+            snapshot: m.data.snapshot !== undefined,
+          });
+          c.stash.unstashAll();
+          return running(options, store, {
+            mode: "persistent",
+            snapshot: m.data.snapshot,
+            events: m.data.events,
+          });
+        }
+        if (m.t === "load-failed") {
+          c.log.warn("loading the coordinator state failed; retrying", {
+            type: options.typeName,
+            retryInMs: retryMs,
+            error: String(m.error),
+          });
+          c.timers.startSingleTimer("load-retry", { sk: "coord", t: "load-retry" }, retryMs);
+        } else if (m.t === "load-retry") load();
+        return;
+      }
+      // Regions retry Register and GetShardHome: beyond the stash bound, dropping is safe.
+      if (!c.stash.isFull) c.stash.stash(m);
+    });
+  });
+}
+
+function running(
+  options: CoordinatorActorOptions,
+  store: CoordinatorStore | undefined,
+  recovery: CoordinatorRecovery,
+): Behavior<CoordMsg> {
   return Behaviors.setup<CoordMsg>((ctx) => {
     const { cluster, remoting } = options;
     const selfId = actorIdOf(remoting, ctx.self as ActorRef<never>);
     const machine = new CoordinatorMachine({
       self: selfId,
       strategy: options.strategy,
-      recovery: { mode: "regions" },
+      recovery,
       settings: options.settings,
       role: options.role,
     });
@@ -61,13 +153,27 @@ export function coordinatorBehavior(options: CoordinatorActorOptions): Behavior<
               cmd: o.message,
             });
             break;
-          case "persist":
+          case "persist": {
             // Regions recovery keeps no store: acknowledge on the next turn, after the
             // outputs of this step (persist-before-announce holds: announcements are
             // released only while handling `persisted`).
-            ctx.self.tell({ sk: "coord", t: "persisted", batchId: o.batchId });
+            const batchId = o.batchId;
+            if (store === undefined) ctx.self.tell({ sk: "coord", t: "persisted", batchId });
+            else
+              store.persist(o.events).then(
+                () => ctx.self.tell({ sk: "coord", t: "persisted", batchId }),
+                (error: unknown) =>
+                  ctx.self.tell({ sk: "coord", t: "persist-failed", batchId, error }),
+              );
             break;
+          }
           case "save-snapshot":
+            store?.saveSnapshot(o.snapshot).catch((error: unknown) =>
+              ctx.log.warn("saving a coordinator snapshot failed", {
+                type: options.typeName,
+                error: String(error),
+              }),
+            );
             break;
           case "start-timer":
             ctx.timers.startSingleTimer(o.key, { sk: "coord", t: "timer", key: o.key }, o.delayMs);
@@ -133,10 +239,16 @@ export function coordinatorBehavior(options: CoordinatorActorOptions): Behavior<
           case "persisted":
             feed({ type: "persisted", batchId: m.batchId });
             return;
+          case "persist-failed":
+            if (m.error instanceof JournalConflictError) throw m.error; // restart and reload
+            feed({ type: "persist-failed", batchId: m.batchId, reason: String(m.error) });
+            return;
+          default:
+            return; // loading messages of an earlier phase
         }
       },
       (_c, signal) => {
-        if (signal.type === "PostStop") sub.dispose();
+        if (signal.type === "PostStop" || signal.type === "PreRestart") sub.dispose();
         return undefined;
       },
     );

@@ -17,6 +17,7 @@ import type { Remoting } from "../remoting/remoting.js";
 import {
   type EntityContext,
   type ShardCommand,
+  type ShardRememberOptions,
   type ShardReport,
   shardBehavior,
 } from "./shard-actor.js";
@@ -43,6 +44,8 @@ export interface RegionActorOptions {
   readonly handOffStopMessage?: unknown;
   readonly settings?: Partial<RegionSettings>;
   readonly shardSettings?: Partial<ShardSettings>;
+  /** Remember entities: the store and the current shard function (see shard-actor.ts). */
+  readonly remember?: ShardRememberOptions;
   /** Membership: regions on removed members are forgotten (their shards move). */
   readonly cluster: Cluster;
 }
@@ -296,6 +299,7 @@ function performRegion(
           createBehavior: options.createBehavior,
           handOffStopMessage: options.handOffStopMessage,
           settings: options.shardSettings,
+          remember: options.remember,
         }),
         `shard-${encodeURIComponent(o.shard)}`,
       );

@@ -7,8 +7,9 @@ import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
 import { ShardMachine } from "../../core/shard/shard-machine.js";
-import type { ShardSettings } from "../../core/shard/shard-settings.js";
+import { resolveShardSettings, type ShardSettings } from "../../core/shard/shard-settings.js";
 import type { ShardInput, ShardOutput } from "../../core/shard/shard-types.js";
+import type { RememberEntitiesStore } from "../../ports/remember-entities-store.js";
 
 /** What an entity's behavior factory gets. */
 export interface EntityContext {
@@ -35,7 +36,21 @@ export type ShardCommand =
     }
   | { readonly sk: "shard"; readonly t: "timer"; readonly key: string }
   | { readonly sk: "shard"; readonly t: "stop" }
-  | { readonly sk: "shard"; readonly t: "entities"; readonly replyTo: ActorRef<readonly string[]> };
+  | { readonly sk: "shard"; readonly t: "entities"; readonly replyTo: ActorRef<readonly string[]> }
+  | RememberCommand;
+
+/** Results of the remember-entities store, fed back to the shard actor. */
+type RememberCommand =
+  | { readonly sk: "shard"; readonly t: "remember-loaded"; readonly entityIds: readonly string[] }
+  | { readonly sk: "shard"; readonly t: "remember-load-failed"; readonly error: unknown }
+  | { readonly sk: "shard"; readonly t: "remember-load-retry" }
+  | { readonly sk: "shard"; readonly t: "remember-written"; readonly batchId: number }
+  | {
+      readonly sk: "shard";
+      readonly t: "remember-write-failed";
+      readonly batchId: number;
+      readonly error: unknown;
+    };
 
 /** What a shard tells its region. */
 export type ShardReport =
@@ -54,6 +69,20 @@ export interface ShardActorOptions {
   readonly createBehavior: (ctx: EntityContext) => Behavior<unknown>;
   readonly handOffStopMessage?: unknown;
   readonly settings?: Partial<ShardSettings>;
+  /** Remember entities (used when settings.rememberEntities is on). */
+  readonly remember?: ShardRememberOptions;
+}
+
+/** Where a remembering shard keeps its entities. */
+export interface ShardRememberOptions {
+  readonly typeName: string;
+  readonly store: RememberEntitiesStore;
+  /**
+   * The shard an entity id belongs to now. A remembered entity whose shard changed (the
+   * shard extractor changed between two runs) is started through the region, which
+   * routes it to its new shard, and then forgotten here.
+   */
+  readonly shardOf: (entityId: string) => string;
 }
 
 const childName = (entityId: string) => `e-${encodeURIComponent(entityId)}`;
@@ -70,6 +99,10 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       for (const o of outs) performOne(ctx, options, o, feed, entities);
     };
     const feed = (input: ShardInput<unknown>) => perform(machine.handle(input, ctx.now()));
+    const remember = resolveShardSettings(options.settings).rememberEntities
+      ? options.remember
+      : undefined;
+    if (remember !== undefined) loadRemembered(ctx, options, remember);
     return Behaviors.receive<ShardCommand>(
       (_c, m) => {
         switch (m.t) {
@@ -95,6 +128,9 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
             return Behaviors.stopped;
           case "entities":
             m.replyTo.tell(machine.liveEntityIds());
+            return;
+          default:
+            if (remember !== undefined) onRemember(ctx, options, remember, m, feed);
             return;
         }
       },
@@ -164,8 +200,17 @@ function performOne(
         messages: o.messages,
       });
       return;
-    case "write-remember":
-      return; // remember-entities stores are wired with the persistence issue
+    case "write-remember": {
+      const { batchId } = o;
+      const store = options.remember?.store;
+      if (store === undefined) return; // remember-entities is off: the machine never asks
+      store.update(options.remember?.typeName ?? "", options.shardId, o.batch).then(
+        () => ctx.self.tell({ sk: "shard", t: "remember-written", batchId }),
+        (error: unknown) =>
+          ctx.self.tell({ sk: "shard", t: "remember-write-failed", batchId, error }),
+      );
+      return;
+    }
     case "start-timer":
       ctx.timers.startSingleTimer(o.key, { sk: "shard", t: "timer", key: o.key }, o.delayMs);
       return;
@@ -178,6 +223,77 @@ function performOne(
       return;
     case "log":
       ctx.log[o.level](o.text, { shard: options.shardId });
+      return;
+  }
+}
+
+/** Loads the shard's remembered entities (moving those whose shard changed) and reports. */
+function loadRemembered(
+  ctx: ActorContext<ShardCommand>,
+  options: ShardActorOptions,
+  r: ShardRememberOptions,
+): void {
+  const { shardId } = options;
+  r.store
+    .getEntities(r.typeName, shardId)
+    .then(async (ids) => {
+      const moved = ids.filter((id) => r.shardOf(id) !== shardId);
+      if (moved.length === 0) return ids;
+      // Start them in their new shard first, then forget them here: a crash in between
+      // leaves an entity remembered twice (started again, harmlessly), never lost.
+      const region = options.region as ActorRef<unknown>;
+      for (const entityId of moved) region.tell({ type: "shardkit.StartEntity", entityId });
+      await r.store.update(r.typeName, shardId, { started: [], stopped: moved });
+      ctx.log.info("remembered entities moved to their new shards", {
+        shard: shardId,
+        moved: moved.length,
+      });
+      const stay = new Set(moved);
+      return ids.filter((id) => !stay.has(id));
+    })
+    .then(
+      (entityIds) => ctx.self.tell({ sk: "shard", t: "remember-loaded", entityIds }),
+      (error: unknown) => ctx.self.tell({ sk: "shard", t: "remember-load-failed", error }),
+    );
+}
+
+function onRemember(
+  ctx: ActorContext<ShardCommand>,
+  options: ShardActorOptions,
+  r: ShardRememberOptions,
+  m: RememberCommand,
+  feed: (input: ShardInput<unknown>) => void,
+): void {
+  switch (m.t) {
+    case "remember-loaded":
+      feed({ type: "recovered-entities", entityIds: m.entityIds });
+      return;
+    case "remember-load-failed": {
+      const retryMs = resolveShardSettings(options.settings).rememberWriteRetryBackoffMs;
+      ctx.log.warn("loading remembered entities failed; retrying", {
+        shard: options.shardId,
+        retryInMs: retryMs,
+        error: String(m.error),
+      });
+      ctx.timers.startSingleTimer(
+        "remember-load-retry",
+        { sk: "shard", t: "remember-load-retry" },
+        retryMs,
+      );
+      return;
+    }
+    case "remember-load-retry":
+      loadRemembered(ctx, options, r);
+      return;
+    case "remember-written":
+      feed({ type: "remember-store-ack", batchId: m.batchId });
+      return;
+    case "remember-write-failed":
+      ctx.log.warn("writing remembered entities failed", {
+        shard: options.shardId,
+        error: String(m.error),
+      });
+      feed({ type: "remember-store-failed", batchId: m.batchId });
       return;
   }
 }

@@ -3,19 +3,13 @@
  * sharding without a database). Survives shard moves and crashes inside one process,
  * not a restart of that process.
  */
-import { ShardkitError } from "../../base/errors.js";
-import type {
-  RememberEntitiesStore,
-  RememberEntitiesUpdate,
+import {
+  assertRememberBatch,
+  type RememberEntitiesStore,
+  type RememberEntitiesUpdate,
 } from "../../ports/remember-entities-store.js";
 
-export class InvalidRememberBatchError extends ShardkitError {
-  constructor(entityId: string) {
-    super("REMEMBER_BATCH_INVALID", `remember-entities batch names entity "${entityId}" twice`, {
-      entityId,
-    });
-  }
-}
+export { InvalidRememberBatchError } from "../../ports/remember-entities-store.js";
 
 export class MemoryRememberEntitiesStore implements RememberEntitiesStore {
   private readonly shards = new Map<string, Set<string>>();
@@ -25,11 +19,7 @@ export class MemoryRememberEntitiesStore implements RememberEntitiesStore {
   }
 
   async update(typeName: string, shardId: string, batch: RememberEntitiesUpdate): Promise<void> {
-    const seen = new Set<string>();
-    for (const id of [...batch.started, ...batch.stopped]) {
-      if (seen.has(id)) throw new InvalidRememberBatchError(id);
-      seen.add(id);
-    }
+    assertRememberBatch(batch);
     const k = keyOf(typeName, shardId);
     const set = this.shards.get(k) ?? new Set<string>();
     for (const id of batch.started) set.add(id);

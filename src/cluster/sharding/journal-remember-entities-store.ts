@@ -1,0 +1,151 @@
+/**
+ * The durable RememberEntitiesStore: each shard's remembered entities as an event log in
+ * a Journal (persistenceId `/sharding/<type>/shard/<shardId>`), one event per batch
+ * ({ started, stopped }), with a snapshot of the whole set every snapshotAfterEvents
+ * events after which older events are deleted. Runs on the memory, SQLite and PostgreSQL
+ * plugins.
+ *
+ * A shard is hosted by one region at a time, but over time by several nodes: each
+ * `getEntities` (called when a shard starts) reloads the shard's log and learns its
+ * sequence number. An append that conflicts (another node wrote since) reloads and writes
+ * the batch again: batches are idempotent set changes, so this is safe.
+ *
+ * Memory: the set and sequence number of every shard this store has loaded stay cached
+ * (at most one entry per shard of each type, numberOfShards bounds it).
+ */
+import { ConfigError } from "../../base/errors.js";
+import { type Journal, JournalConflictError } from "../../ports/journal.js";
+import {
+  assertRememberBatch,
+  type RememberEntitiesStore,
+  type RememberEntitiesUpdate,
+} from "../../ports/remember-entities-store.js";
+import type { SnapshotStore } from "../../ports/snapshot-store.js";
+import {
+  decodeShardingData,
+  encodeShardingData,
+  rememberPersistenceId,
+} from "./sharding-store-codec.js";
+
+/** Settings of JournalRememberEntitiesStore. */
+export interface JournalRememberEntitiesSettings {
+  /** Save a snapshot of a shard's set after this many batches (integer >= 1). */
+  readonly snapshotAfterEvents: number;
+}
+
+export const DEFAULT_JOURNAL_REMEMBER_ENTITIES_SETTINGS: JournalRememberEntitiesSettings =
+  Object.freeze({ snapshotAfterEvents: 100 });
+
+/** Events read per journal round trip while loading a shard. */
+const LOAD_PAGE_EVENTS = 1_000;
+
+interface StoredBatch {
+  readonly s: readonly string[];
+  readonly x: readonly string[];
+}
+
+interface ShardLog {
+  seqNr: number;
+  readonly set: Set<string>;
+  sinceSnapshot: number;
+}
+
+export class JournalRememberEntitiesStore implements RememberEntitiesStore {
+  private readonly settings: JournalRememberEntitiesSettings;
+  private readonly logs = new Map<string, ShardLog>();
+
+  /**
+   * @param snapshots optional; without it the log is never compacted.
+   * @param now the time stamped on events (ms).
+   * @throws ConfigError on an invalid setting.
+   */
+  constructor(
+    private readonly journal: Journal,
+    private readonly snapshots: SnapshotStore | undefined,
+    private readonly now: () => number,
+    settings: Partial<JournalRememberEntitiesSettings> = {},
+  ) {
+    this.settings = { ...DEFAULT_JOURNAL_REMEMBER_ENTITIES_SETTINGS, ...settings };
+    const n = this.settings.snapshotAfterEvents;
+    if (!Number.isInteger(n) || n < 1)
+      throw new ConfigError("rememberEntities.snapshotAfterEvents", n, "an integer >= 1");
+  }
+
+  async getEntities(typeName: string, shardId: string): Promise<readonly string[]> {
+    const log = await this.load(rememberPersistenceId(typeName, shardId));
+    return [...log.set].sort();
+  }
+
+  async update(typeName: string, shardId: string, batch: RememberEntitiesUpdate): Promise<void> {
+    assertRememberBatch(batch);
+    if (batch.started.length === 0 && batch.stopped.length === 0) return;
+    const pid = rememberPersistenceId(typeName, shardId);
+    let log = this.logs.get(pid) ?? (await this.load(pid));
+    const event = { ...encodeShardingData({ s: batch.started, x: batch.stopped }) };
+    try {
+      await this.journal.append(pid, log.seqNr + 1, [
+        { ...event, timestampMs: Math.floor(this.now()) },
+      ]);
+    } catch (e) {
+      if (!(e instanceof JournalConflictError)) throw e;
+      log = await this.load(pid); // someone else wrote: catch up, then write again
+      await this.journal.append(pid, log.seqNr + 1, [
+        { ...event, timestampMs: Math.floor(this.now()) },
+      ]);
+    }
+    log.seqNr++;
+    for (const id of batch.started) log.set.add(id);
+    for (const id of batch.stopped) log.set.delete(id);
+    if (++log.sinceSnapshot >= this.settings.snapshotAfterEvents) await this.snapshot(pid, log);
+  }
+
+  private async snapshot(pid: string, log: ShardLog): Promise<void> {
+    if (this.snapshots === undefined) return;
+    const at = log.seqNr;
+    await this.snapshots.save(
+      pid,
+      at,
+      Math.floor(this.now()),
+      encodeShardingData([...log.set].sort()),
+    );
+    log.sinceSnapshot = 0;
+    await this.journal.deleteTo(pid, at);
+    await this.snapshots.deleteUpTo(pid, { maxSeqNr: at - 1 });
+  }
+
+  private async load(pid: string): Promise<ShardLog> {
+    const stored = await this.snapshots?.loadLatest(pid);
+    const set = new Set<string>(
+      stored === undefined
+        ? []
+        : decodeShardingData(pid, stored.sequenceNr, stored.serializerId, stored.bytes, isStrList),
+    );
+    const highest = await this.journal.highestSequenceNr(pid);
+    let next = (stored?.sequenceNr ?? 0) + 1;
+    let sinceSnapshot = 0;
+    while (next <= highest) {
+      const page = await this.journal.read(pid, next, highest, LOAD_PAGE_EVENTS);
+      if (page.length === 0) break;
+      for (const pe of page) {
+        const b = decodeShardingData(pid, pe.sequenceNr, pe.serializerId, pe.bytes, isBatch);
+        for (const id of b.s) set.add(id);
+        for (const id of b.x) set.delete(id);
+        next = pe.sequenceNr + 1;
+        sinceSnapshot++;
+      }
+    }
+    const log: ShardLog = { seqNr: Math.max(highest, stored?.sequenceNr ?? 0), set, sinceSnapshot };
+    this.logs.set(pid, log);
+    return log;
+  }
+}
+
+function isStrList(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((x) => typeof x === "string");
+}
+
+function isBatch(v: unknown): v is StoredBatch {
+  if (typeof v !== "object" || v === null) return false;
+  const b = v as { s?: unknown; x?: unknown };
+  return isStrList(b.s) && isStrList(b.x);
+}

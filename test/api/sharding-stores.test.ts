@@ -1,0 +1,82 @@
+/** Which stores a sharded entity type gets from its options, and the typed errors for bad ones. */
+import { describe, expect, it } from "vitest";
+import { resolveShardingStores } from "../../src/api/cluster-sharding.js";
+import { ConfigError } from "../../src/base/errors.js";
+import { JournalCoordinatorStore } from "../../src/cluster/sharding/coordinator-store.js";
+import { JournalRememberEntitiesStore } from "../../src/cluster/sharding/journal-remember-entities-store.js";
+import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
+import { MemoryRememberEntitiesStore } from "../../src/persistence/memory/memory-remember-entities-store.js";
+
+const now = () => 0;
+const journal = new MemoryJournal();
+
+describe("resolveShardingStores", () => {
+  it("defaults to regions recovery and no remembering", () => {
+    const r = resolveShardingStores("T", {}, undefined, now);
+    expect(r).toEqual({
+      rememberEntities: false,
+      rememberStore: undefined,
+      coordinatorStore: undefined,
+    });
+  });
+
+  it("uses the journal for the coordinator and remembered entities when persistence is given", () => {
+    const r = resolveShardingStores(
+      "T",
+      { persistence: { journal }, rememberEntities: true },
+      undefined,
+      now,
+    );
+    expect(r.coordinatorStore?.()).toBeInstanceOf(JournalCoordinatorStore);
+    expect(r.rememberStore).toBeInstanceOf(JournalRememberEntitiesStore);
+    expect(r.rememberEntities).toBe(true);
+  });
+
+  it("keeps regions recovery when asked, and takes an explicit remember store", () => {
+    const store = new MemoryRememberEntitiesStore();
+    const r = resolveShardingStores(
+      "T",
+      {
+        persistence: { journal },
+        stateStoreMode: "regions",
+        rememberEntities: true,
+        rememberEntitiesStore: store,
+      },
+      undefined,
+      now,
+    );
+    expect(r.coordinatorStore).toBeUndefined();
+    expect(r.rememberStore).toBe(store);
+  });
+
+  it("honours rememberEntities given in the shard settings", () => {
+    const store = new MemoryRememberEntitiesStore();
+    const r = resolveShardingStores(
+      "T",
+      { rememberEntitiesStore: store },
+      { shard: { rememberEntities: true } },
+      now,
+    );
+    expect(r.rememberEntities).toBe(true);
+  });
+
+  it("rejects modes that lack their store with a ConfigError naming the setting", () => {
+    const bad: [Parameters<typeof resolveShardingStores>[1], string][] = [
+      [{ stateStoreMode: "persistence" }, "stateStoreMode"],
+      [{ stateStoreMode: "ddata" as never, persistence: { journal } }, "stateStoreMode"],
+      [{ rememberEntities: true }, "rememberEntities"],
+      [{ rememberEntities: "yes" as never }, "rememberEntities"],
+      [{ persistence: { journal: {} as never } }, "persistence.journal"],
+    ];
+    for (const [options, key] of bad) {
+      let error: unknown;
+      try {
+        resolveShardingStores("T", options, undefined, now);
+      } catch (e) {
+        error = e;
+      }
+      expect(error, key).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).message).toContain(key);
+    }
+  });
+});

@@ -1,0 +1,338 @@
+/**
+ * Sharding on durable stores, in the simulator: S11 remember entities (rebalance/crash,
+ * coordinator fail-over, full cluster restart, passivated ones stay stopped, restart after
+ * entityRestartBackoffMs), S12 a changed shard extractor after a full restart, S14 a
+ * coordinator whose store fails (known shards keep routing; new allocations wait), and
+ * the persistent coordinator state surviving a full restart. The "database" is one
+ * MemoryJournal + MemorySnapshotStore shared by every node, as a real database would be.
+ */
+import { describe, expect, it } from "vitest";
+import { type ActorRef, Behaviors } from "../../src/actor/index.js";
+import { ClusterNode, ClusterSharding, EntityTypeKey } from "../../src/api/index.js";
+import { JournalRememberEntitiesStore } from "../../src/cluster/sharding/journal-remember-entities-store.js";
+import {
+  coordinatorPersistenceId,
+  decodeShardingData,
+} from "../../src/cluster/sharding/sharding-store-codec.js";
+import { shardIdFunctions } from "../../src/core/sharding/shard-id.js";
+import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
+import { MemorySnapshotStore } from "../../src/persistence/memory/memory-snapshot-store.js";
+import { type Journal, type JournalEvent, PersistenceStoreError } from "../../src/ports/journal.js";
+import { isCoordinatorEvent } from "../../src/protocol/sharding.js";
+import { SimNetwork, SimWorld } from "../../src/runtime/sim/index.js";
+import { FAST } from "../cluster/sim-cluster.js";
+import { simSeeds } from "../support/sim-seeds.js";
+
+type Cmd =
+  | { type: "add"; n: number }
+  | { type: "get"; replyTo: ActorRef<{ node: string; total: number }> }
+  | { type: "passivate" }
+  | { type: "fail" };
+const Key = EntityTypeKey<Cmd>("Remembered");
+
+/** Live incarnations per entity id; a second live one is a violation. */
+class Registry {
+  readonly live = new Map<string, string>();
+  readonly violations: string[] = [];
+  start(id: string, node: string): void {
+    const at = this.live.get(id);
+    if (at !== undefined) this.violations.push(`${id} started on ${node} while live on ${at}`);
+    this.live.set(id, node);
+  }
+  stop(id: string, node: string): void {
+    if (this.live.get(id) === node) this.live.delete(id);
+  }
+  crashed(node: string): void {
+    for (const [id, n] of [...this.live]) if (n === node) this.live.delete(id);
+  }
+}
+
+/** A journal that can be switched to fail every append (a store that is down). */
+class SwitchableJournal implements Journal {
+  down = false;
+  constructor(private readonly inner: Journal) {}
+  append(pid: string, seq: number, events: readonly JournalEvent[]): Promise<void> {
+    if (this.down) return Promise.reject(new PersistenceStoreError("append", pid, "store down"));
+    return this.inner.append(pid, seq, events);
+  }
+  read(pid: string, from: number, to: number, max?: number) {
+    return this.inner.read(pid, from, to, max);
+  }
+  highestSequenceNr(pid: string) {
+    return this.inner.highestSequenceNr(pid);
+  }
+  deleteTo(pid: string, to: number) {
+    return this.inner.deleteTo(pid, to);
+  }
+  close() {
+    return this.inner.close();
+  }
+}
+
+interface Env {
+  readonly world: SimWorld;
+  readonly network: SimNetwork;
+  readonly registry: Registry;
+  readonly journal: Journal;
+  readonly snapshots: MemorySnapshotStore;
+}
+
+interface NodeOptions {
+  readonly numberOfShards?: number;
+  readonly remember?: boolean;
+}
+
+function env(seed: number, journal: Journal = new MemoryJournal()): Env {
+  const world = new SimWorld({ seed, logLevel: process.env.SIMLOG === "1" ? "info" : "off" });
+  return {
+    world,
+    network: new SimNetwork(world),
+    registry: new Registry(),
+    journal,
+    snapshots: new MemorySnapshotStore(),
+  };
+}
+
+async function startNode(e: Env, name: string, seeds: string[], o: NodeOptions = {}) {
+  let node: ClusterNode | undefined;
+  ClusterNode.start({
+    systemName: "bank",
+    host: name,
+    port: 2552,
+    seedNodes: seeds,
+    settings: FAST,
+    failureDetector: { acceptableHeartbeatPauseMs: 1_000, firstHeartbeatEstimateMs: 200 },
+    downing: { stableAfterMs: 2_000 },
+    runtime: e.world.createRuntime(name),
+    transport: e.network.transportFor(name),
+  }).then((n) => {
+    node = n;
+  });
+  await e.world.runUntil(() => node !== undefined, 5_000);
+  const n = node as ClusterNode;
+  ClusterSharding.get(n).init({
+    typeKey: Key,
+    numberOfShards: o.numberOfShards ?? 12,
+    persistence: { journal: e.journal, snapshots: e.snapshots },
+    rememberEntities: o.remember ?? true,
+    settings: {
+      shard: { entityRestartBackoffMs: 1_000 },
+      coordinator: { persistRetryBackoffMs: 1_000, persistRetryBackoffMaxMs: 2_000 },
+    },
+    createBehavior: ({ entityId, passivate }) =>
+      Behaviors.setup<Cmd>(() => {
+        e.registry.start(entityId, name);
+        let total = 0;
+        return Behaviors.receive<Cmd>(
+          (_c, m) => {
+            if (m.type === "add") total += m.n;
+            else if (m.type === "get") m.replyTo.tell({ node: name, total });
+            else if (m.type === "passivate") passivate();
+            else throw new Error("entity failure (test)");
+          },
+          (_c, sig) => {
+            if (sig.type === "PostStop") e.registry.stop(entityId, name);
+          },
+        );
+      }),
+  });
+  return n;
+}
+
+async function startCluster(e: Env, names: readonly string[], o: NodeOptions = {}) {
+  const seeds = names.map((n) => `${n}:2552`);
+  const nodes: ClusterNode[] = [];
+  for (const n of names) nodes.push(await startNode(e, n, seeds, o));
+  const allUp = () =>
+    nodes.every((n) => {
+      const ms = n.cluster.state.members;
+      return ms.length === names.length && ms.every((m) => m.status === "up");
+    });
+  expect(await e.world.runUntil(allUp, 30_000)).toBe(true);
+  await e.world.advance(3_000);
+  return nodes;
+}
+
+function crash(e: Env, name: string): void {
+  e.world.getRuntime(name)?.scheduler.cancelAll();
+  e.network.crash(name);
+  e.registry.crashed(name);
+}
+
+async function ask(e: Env, node: ClusterNode, id: string) {
+  let answer: { node: string; total: number } | undefined;
+  ClusterSharding.get(node)
+    .entityRefFor(Key, id)
+    .ask((replyTo: ActorRef<{ node: string; total: number }>) => ({ type: "get", replyTo }), {
+      timeoutMs: 5_000,
+    })
+    .then(
+      (a) => {
+        answer = a;
+      },
+      () => undefined,
+    );
+  await e.world.runUntil(() => answer !== undefined, 6_000);
+  return answer;
+}
+
+const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+const liveOf = (e: Env, list: readonly string[]) => list.filter((id) => e.registry.live.has(id));
+
+describe.each(simSeeds([1, 2]))("sharding remember entities (seed %i)", (seed) => {
+  it("S11: remembered entities run again without a message after a crash, a coordinator fail-over and a full restart; passivated ones stay stopped", async () => {
+    const e = env(seed);
+    // Four nodes, so that after two crashes the survivors are still a majority (SBR).
+    const [, b] = (await startCluster(e, ["a", "b", "c", "d"])) as [ClusterNode, ClusterNode];
+    const all = ids("r", 30);
+    for (const id of all) ClusterSharding.get(b).entityRefFor(Key, id).tell({ type: "add", n: 1 });
+    expect(await e.world.runUntil(() => liveOf(e, all).length === 30, 20_000)).toBe(true);
+    // Passivated entities are forgotten: they must stay stopped through everything below.
+    const passivated = all.slice(0, 3);
+    for (const id of passivated)
+      ClusterSharding.get(b).entityRefFor(Key, id).tell({ type: "passivate" });
+    await e.world.advance(2_000);
+    expect(liveOf(e, passivated)).toEqual([]);
+    const kept = all.slice(3);
+
+    // Crash of c: after downing, c's entities start elsewhere without any message.
+    expect([...e.registry.live.values()]).toContain("c");
+    crash(e, "c");
+    const back = () => liveOf(e, kept).length === kept.length;
+    expect(await e.world.runUntil(back, 60_000), `[sim ${e.world.describe()}] after crash`).toBe(
+      true,
+    );
+    // The coordinator runs on a (oldest): crash it too.
+    crash(e, "a");
+    expect(
+      await e.world.runUntil(back, 60_000),
+      `[sim ${e.world.describe()}] after coordinator fail-over`,
+    ).toBe(true);
+    expect(new Set(e.registry.live.values())).toEqual(new Set(["b", "d"]));
+
+    // Full cluster restart on new nodes, same database.
+    crash(e, "b");
+    crash(e, "d");
+    expect(e.registry.live.size).toBe(0);
+    const [f] = (await startCluster(e, ["f", "g"])) as [ClusterNode];
+    expect(
+      await e.world.runUntil(back, 60_000),
+      `[sim ${e.world.describe()}] after full restart`,
+    ).toBe(true);
+    expect(liveOf(e, passivated)).toEqual([]);
+    // They are the remembered entities, not new ones started by a message.
+    expect((await ask(e, f, "r-10"))?.total).toBe(0);
+    expect(e.registry.violations).toEqual([]);
+  });
+
+  it("S11: after a rebalance to a joining node, the moved remembered entities run there without a message", async () => {
+    const e = env(seed);
+    const [a] = (await startCluster(e, ["a", "b"])) as [ClusterNode];
+    const all = ids("j", 40);
+    for (const id of all) ClusterSharding.get(a).entityRefFor(Key, id).tell({ type: "add", n: 1 });
+    expect(await e.world.runUntil(() => liveOf(e, all).length === 40, 20_000)).toBe(true);
+    await startNode(e, "c", ["a:2552", "b:2552"]);
+    const onC = () => [...e.registry.live.values()].filter((n) => n === "c").length;
+    // Default rebalanceIntervalMs is 10 s; the least-shard strategy moves shards to c.
+    expect(await e.world.runUntil(() => onC() >= 5 && liveOf(e, all).length === 40, 90_000)).toBe(
+      true,
+    );
+    expect(e.registry.violations).toEqual([]);
+  });
+
+  it("S11: a remembered entity that stops without passivating is restarted after entityRestartBackoffMs", async () => {
+    const e = env(seed);
+    const [a] = (await startCluster(e, ["a", "b"])) as [ClusterNode];
+    ClusterSharding.get(a).entityRefFor(Key, "x").tell({ type: "add", n: 5 });
+    expect(await e.world.runUntil(() => e.registry.live.has("x"), 10_000)).toBe(true);
+    ClusterSharding.get(a).entityRefFor(Key, "x").tell({ type: "fail" });
+    expect(await e.world.runUntil(() => !e.registry.live.has("x"), 5_000)).toBe(true);
+    const stoppedAt = e.world.now;
+    expect(await e.world.runUntil(() => e.registry.live.has("x"), 10_000)).toBe(true);
+    expect(e.world.now - stoppedAt).toBeGreaterThanOrEqual(1_000);
+    expect(e.registry.violations).toEqual([]);
+  });
+
+  it("S12: after a full restart with a changed shard extractor, remembered entities restart in their new shards", async () => {
+    const e = env(seed);
+    const [a] = (await startCluster(e, ["a", "b"], { numberOfShards: 10 })) as [ClusterNode];
+    const all = ids("m", 40);
+    for (const id of all) ClusterSharding.get(a).entityRefFor(Key, id).tell({ type: "add", n: 1 });
+    expect(await e.world.runUntil(() => liveOf(e, all).length === 40, 20_000)).toBe(true);
+    crash(e, "a");
+    crash(e, "b");
+    const [c] = (await startCluster(e, ["c", "d"], { numberOfShards: 7 })) as [ClusterNode];
+    const back = () => liveOf(e, all).length === all.length;
+    expect(await e.world.runUntil(back, 60_000), `[sim ${e.world.describe()}]`).toBe(true);
+    // Each entity is remembered in exactly its new shard.
+    const store = new JournalRememberEntitiesStore(e.journal, e.snapshots, () => 0);
+    const hash = shardIdFunctions.murmur3;
+    const byShard = new Map<string, string[]>();
+    for (let s = 0; s < 10; s++)
+      byShard.set(String(s), [...(await store.getEntities(Key.name, String(s)))]);
+    for (const id of all) {
+      const home = hash(id, 7);
+      expect(byShard.get(home), `${id} in shard ${home}`).toContain(id);
+      for (const [shard, list] of byShard) if (shard !== home) expect(list).not.toContain(id);
+      const loc = await ClusterSharding.get(c).getEntityLocation(Key, id);
+      expect(loc.shardId).toBe(home);
+    }
+    expect(e.registry.violations).toEqual([]);
+  });
+});
+
+describe.each(simSeeds([1, 2]))("sharding persistent coordinator state (seed %i)", (seed) => {
+  it("S14: the coordinator cannot persist: known shards keep routing; a new shard waits and is served once the store is back", async () => {
+    const journal = new SwitchableJournal(new MemoryJournal());
+    const e = env(seed, journal);
+    const [, b] = (await startCluster(e, ["a", "b"], { remember: false })) as [
+      ClusterNode,
+      ClusterNode,
+    ];
+    const known = ids("k", 10);
+    for (const id of known)
+      ClusterSharding.get(b).entityRefFor(Key, id).tell({ type: "add", n: 1 });
+    await e.world.advance(2_000);
+    const shardOf = (id: string) => shardIdFunctions.murmur3(id, 12);
+    const knownShards = new Set(known.map(shardOf));
+    const fresh = ids("n", 200).find((id) => !knownShards.has(shardOf(id))) as string;
+    journal.down = true;
+    for (const id of known) expect((await ask(e, b, id))?.total).toBe(1);
+    ClusterSharding.get(b).entityRefFor(Key, fresh).tell({ type: "add", n: 7 });
+    await e.world.advance(10_000);
+    expect(e.registry.live.has(fresh), "a shard must not start before its home is durable").toBe(
+      false,
+    );
+    journal.down = false;
+    expect(await e.world.runUntil(() => e.registry.live.has(fresh), 30_000)).toBe(true);
+    expect((await ask(e, b, fresh))?.total).toBe(7);
+    expect(e.registry.violations).toEqual([]);
+  });
+
+  it("allocations survive a full cluster restart: the new coordinator recovers them from the journal", async () => {
+    const e = env(seed);
+    const [a] = (await startCluster(e, ["a", "b"], { remember: false })) as [ClusterNode];
+    for (const id of ids("p", 20))
+      ClusterSharding.get(a).entityRefFor(Key, id).tell({ type: "add", n: 1 });
+    await e.world.advance(3_000);
+    const pid = coordinatorPersistenceId(Key.name);
+    const written = await e.journal.highestSequenceNr(pid);
+    expect(written).toBeGreaterThan(2); // regions registered + shard homes allocated
+    crash(e, "a");
+    crash(e, "b");
+    const [c] = (await startCluster(e, ["c", "d"], { remember: false })) as [ClusterNode];
+    // The new coordinator replayed the old allocations, found their regions gone (their
+    // members are not in this cluster) and wrote their termination after the old events.
+    expect(await e.journal.highestSequenceNr(pid)).toBeGreaterThan(written);
+    const later = await e.journal.read(pid, written + 1, Number.MAX_SAFE_INTEGER);
+    const types = later.map(
+      (pe) =>
+        decodeShardingData(pid, pe.sequenceNr, pe.serializerId, pe.bytes, isCoordinatorEvent).type,
+    );
+    // Both old regions were recovered from the journal and then terminated.
+    expect(types.filter((t) => t === "shard-region-terminated").length).toBe(2);
+    // Entities are plain (not event-sourced, not remembered): new incarnations, total 0.
+    for (const id of ids("p", 20)) expect((await ask(e, c, id))?.total).toBe(0);
+    expect(e.registry.violations).toEqual([]);
+  });
+});

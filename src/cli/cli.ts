@@ -7,6 +7,7 @@
  */
 import { type CliIo, EXIT_OK, EXIT_USAGE } from "./io.js";
 import { runMigrate } from "./migrate.js";
+import { runRemoveShardingData } from "./remove-sharding-data.js";
 
 export type { CliIo } from "./io.js";
 
@@ -14,7 +15,7 @@ export const USAGE = `Usage: shardkit <command> [options]
 
 Commands:
   migrate               create or update the PostgreSQL schema (journal, snapshots, leases)
-  remove-sharding-data  (not available yet)
+  remove-sharding-data  delete the sharding data (coordinator state, remembered entities) of entity types
 
 Run "shardkit <command> --help" for the options of a command.
 Exit codes: 0 ok, 1 runtime failure, 2 usage error.`;
@@ -32,17 +33,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return EXIT_OK;
     case "migrate":
       return runMigrate(rest, io);
-    // ---- FUTURE: remove-sharding-data -------------------------------------------------
-    // Deletes the coordinator's persisted state (shard allocations, remembered
-    // entities) for one cluster, so a cluster can be restarted from scratch. It needs
-    // the persistent coordinator store, which does not exist yet; until then the
-    // command refuses instead of pretending to work.
     case "remove-sharding-data":
-      io.err(
-        "shardkit remove-sharding-data: not available yet: comes with the persistent coordinator store",
-      );
-      return EXIT_USAGE;
-    // -------------------------------------------------------------------------------------
+      return runRemoveShardingData(rest, io);
     default:
       io.err(`shardkit: unknown command "${command}"`);
       io.err(USAGE);

@@ -100,10 +100,10 @@ describe("shardkit CLI", () => {
     expect(r.stderr).toContain("Usage: shardkit <command>");
   });
 
-  it("remove-sharding-data refuses (not implemented yet) with exit 2", async () => {
+  it("remove-sharding-data without arguments exits 2 naming the missing --type", async () => {
     const r = await runCli(["remove-sharding-data"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("not available yet: comes with the persistent coordinator store");
+    expect(r.stderr).toContain("--type <name> is required");
   });
 
   it("migrate with an invalid prefix exits 2 naming the prefix, without connecting", async () => {

@@ -1,4 +1,5 @@
 export { ClusterNode, type ClusterNodeOptions } from "./cluster-node.js";
+export { CodecMismatchError, msgpackCodec } from "./codecs.js";
 export {
   type ClassicShardingOptions,
   ClusterSharding,

@@ -5,12 +5,14 @@
  * backends are in outbox-backends.test.ts).
  */
 import { describe, expect, it } from "vitest";
+import type { ActorFailed } from "../../src/actor/event-stream.js";
 import {
   type ActorRef,
   Behaviors,
   ConfigError,
   type Delivery,
   type EventCodec,
+  EventSourcedPersistError,
   Outbox,
   type OutboxCommand,
   type OutboxEvent,
@@ -22,7 +24,7 @@ import {
 } from "../../src/actor/index.js";
 import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
 import { MemorySnapshotStore } from "../../src/persistence/memory/memory-snapshot-store.js";
-import type { Journal } from "../../src/ports/journal.js";
+import { type Journal, PersistenceStoreError } from "../../src/ports/journal.js";
 import { simSeeds } from "../support/sim-seeds.js";
 import { type SimSystem, simSystem } from "./sim-system.js";
 
@@ -110,6 +112,27 @@ class GatedJournal extends MemoryJournal {
   }
   override async append(...args: Parameters<Journal["append"]>): Promise<void> {
     if (this.gate) await new Promise<void>((r) => this.waiting.push(r));
+    return super.append(...args);
+  }
+}
+
+/** Records where each read started (to see that recovery starts after the snapshot). */
+class ReadRecordingJournal extends MemoryJournal {
+  readonly readsFrom: number[] = [];
+  override read(...args: Parameters<Journal["read"]>) {
+    this.readsFrom.push(args[1]);
+    return super.read(...args);
+  }
+}
+
+/** Fails the next append with a store error when `failNext` is set. */
+class FailingJournal extends MemoryJournal {
+  failNext = false;
+  override async append(...args: Parameters<Journal["append"]>): Promise<void> {
+    if (this.failNext) {
+      this.failNext = false;
+      throw new PersistenceStoreError("append", args[0], new Error("disk on fire"));
+    }
     return super.append(...args);
   }
 }
@@ -273,7 +296,7 @@ describe("Outbox actor (simulator)", () => {
 
   it("after a restart, redelivers every unconfirmed message (burst-bounded), never a confirmed one", async () => {
     const s = simSystem(5);
-    const journal = new MemoryJournal();
+    const journal = new ReadRecordingJournal();
     const snapshots = new MemorySnapshotStore();
     const codecs = {
       snapshots,
@@ -299,7 +322,9 @@ describe("Outbox actor (simulator)", () => {
     ]);
     s.system.stop(first);
     await s.settle(10);
-    expect(await snapshots.loadLatest(PID)).toBeDefined();
+    const snap = await snapshots.loadLatest(PID);
+    expect(snap?.sequenceNr).toBe(12); // 10 sent + 5 confirmed = 15 events; every 4th
+    journal.readsFrom.length = 0;
 
     // Second incarnation (a new actor, same persistenceId): recovers and redelivers,
     // at most 2 per tick.
@@ -309,6 +334,8 @@ describe("Outbox actor (simulator)", () => {
       "outbox-2",
     );
     await s.until(() => dest2.received.length >= 2);
+    // Recovery replayed only the events after the snapshot.
+    expect(journal.readsFrom).toEqual([13]);
     const t0 = dest2.received[0]?.at as number;
     expect(dest2.received.filter((x) => x.at === t0).length).toBe(2); // the burst bound
     await s.until(() => dest2.handled.size === 5);
@@ -332,6 +359,63 @@ describe("Outbox actor (simulator)", () => {
     expect((await status(s, third)).nextDeliveryId).toBe(12);
     await s.settle(10_000);
     expect(dest3.received).toEqual([]);
+  });
+
+  it("a failed append restarts the outbox: no reply for that send, earlier messages redelivered", async () => {
+    const s = simSystem(6);
+    const failed: ActorFailed[] = [];
+    s.system.eventStream.subscribe("ActorFailed", (e) => failed.push(e));
+    const journal = new FailingJournal();
+    const dest = destination(s, (d) => (d.payload === "a" && d.attempt === 1 ? "drop" : "confirm"));
+    const r = replies(s);
+    const box = s.system.spawn(outbox(journal, dest.ref), "outbox");
+    box.tell(send("a", r.ref));
+    await s.until(() => r.got.length === 1);
+    journal.failNext = true;
+    box.tell(send("b", r.ref));
+    await s.until(() => failed.length === 1);
+    expect(failed[0]?.error).toBeInstanceOf(EventSourcedPersistError);
+    expect(failed[0]?.directive).toBe("restart");
+    box.tell(send("c", r.ref)); // handled after the restart and recovery
+    await s.until(() => dest.handled.has("a") && dest.handled.has("c"));
+    await s.settle(1_000);
+    // b was never stored: no reply, never delivered; c got the id b would have had.
+    expect(r.got).toEqual([
+      { type: "accepted", deliveryId: 1 },
+      { type: "accepted", deliveryId: 2 },
+    ]);
+    expect(dest.received.map((x) => x.d.payload)).not.toContain("b");
+    expect((await status(s, box)).unconfirmed).toEqual([]);
+  });
+
+  it("a destination function that throws is a lost attempt: retried, the outbox keeps running", async () => {
+    const s = simSystem(7);
+    const failed: ActorFailed[] = [];
+    s.system.eventStream.subscribe("ActorFailed", (e) => failed.push(e));
+    const got: Delivery<string>[] = [];
+    const to = s.system.spawn(
+      Behaviors.receiveMessage<Delivery<string>>((d) => {
+        got.push(d);
+        Outbox.confirm(d);
+      }),
+    );
+    const box = s.system.spawn(
+      outbox(new MemoryJournal(), to, {
+        destinations: {
+          orders: (d) => {
+            if (d.attempt < 3) throw new Error("transport down");
+            to.tell(d);
+          },
+        },
+      }),
+      "outbox",
+    );
+    box.tell(send("a"));
+    await s.until(() => got.length === 1);
+    expect(got[0]?.attempt).toBe(3);
+    await s.settle(10_000);
+    expect(got.length).toBe(1);
+    expect(failed).toEqual([]);
   });
 
   it("validates its options with ConfigError", () => {

@@ -47,6 +47,7 @@ export type {
   SystemEvent,
   UnhandledMessage,
 } from "./event-stream.js";
+export * from "./outbox/index.js";
 export type { Props } from "./props.js";
 export { type ActorSettings, actorSettings, defaultActorSettings } from "./settings.js";
 export type { Signal } from "./signals.js";

@@ -1,7 +1,7 @@
 /** Test helper: an ActorSystem on a simulated node of a seeded SimWorld. */
 import { ActorSystem } from "../../src/actor/index.js";
 import type { ActorSettings } from "../../src/actor/settings.js";
-import { SimWorld } from "../../src/runtime/sim/index.js";
+import { SimWorld, type SimWorldOptions } from "../../src/runtime/sim/index.js";
 
 export interface SimSystem {
   world: SimWorld;
@@ -12,8 +12,13 @@ export interface SimSystem {
   settle(ms?: number): Promise<void>;
 }
 
-export function simSystem(seed = 1, settings?: Partial<ActorSettings>, name = "test"): SimSystem {
-  const world = new SimWorld({ seed });
+export function simSystem(
+  seed = 1,
+  settings?: Partial<ActorSettings>,
+  name = "test",
+  worldOptions: Omit<SimWorldOptions, "seed"> = {},
+): SimSystem {
+  const world = new SimWorld({ ...worldOptions, seed });
   const system = ActorSystem.create({ name, runtime: world.createRuntime("n1"), settings });
   return {
     world,

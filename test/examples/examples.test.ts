@@ -81,6 +81,13 @@ describe("examples", () => {
     expect(code).toBe(0);
   }, 40_000);
 
+  it("the outbox demo redelivers unconfirmed messages after a restart on SQLite", async () => {
+    const { code, out } = await run(["examples/outbox-demo.ts"], 30_000);
+    expect(out).toMatch(/run 1: 20 sent, \d+ deliveries, \d+ lost, 6 unconfirmed at the crash/);
+    expect(out).toMatch(/run 2: recovered, \d+ redeliveries, all 20 confirmed/);
+    expect(code).toBe(0);
+  }, 40_000);
+
   it("the README actor example runs", async () => {
     const { code, out } = await run(["examples/readme-actor.ts"], 20_000);
     expect(out.split("\n")[0]).toBe("2");

@@ -2,17 +2,23 @@
  * `npm start`: cluster sharding on a real 3-node cluster.
  *
  * Starts three cluster members (./node.ts) as child processes on 127.0.0.1, each hosting
- * the sharded entity type "Account" (30 shards), and a load generator on node a that
- * deposits into 1 000 random accounts through `entityRefFor(...).ask`. Every second it
- * prints one progress line (messages/s, live entities, shards per node). After a third
- * of the run (at most 20 s) it stops node c gracefully and shows its shards moving to a
- * and b; at the end it stops a and b gracefully. Ctrl-C stops everything cleanly.
+ * the sharded, event-sourced entity type "Account" (30 shards) on one shared SQLite file,
+ * and a load generator on node a that deposits into 1 000 random accounts through
+ * `entityRefFor(...).ask`. Every second it prints one progress line (messages/s, live
+ * entities, shards per node). After a third of the run (at most 20 s) it stops node c
+ * gracefully and shows its shards moving to a and b; after two thirds it starts node c
+ * again, which takes shards back. At the end it checks that the balances grew by exactly
+ * the acknowledged deposits (state survived the moves and the restart: it is in SQLite),
+ * then stops a and b gracefully. Ctrl-C stops everything cleanly.
  *
- * Flags: --seconds N (default 60), --forever (run until Ctrl-C).
+ * Flags: --seconds N (default 60), --forever (run until Ctrl-C), --db <file> (keep the
+ * SQLite file; default: a temporary file, removed at the end).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 
 const ACCOUNTS = 1_000;
@@ -45,6 +51,10 @@ if (!Number.isFinite(seconds) || seconds < 6) {
   process.exit(2);
 }
 const stopCAt = forever ? 20 : Math.min(20, Math.max(5, Math.round(seconds / 3)));
+const restartCAt = forever ? 40 : Math.max(stopCAt + 4, Math.round((2 * seconds) / 3));
+const dbFlag = flag("db");
+const tempDir = dbFlag === undefined ? mkdtempSync(join(tmpdir(), "shardkit-demo-")) : undefined;
+const db = dbFlag ?? join(tempDir as string, "demo.db");
 
 const fmt = (n: number): string => Math.round(n).toLocaleString("en-US").replace(/,/g, " ");
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -62,7 +72,7 @@ async function freePort(): Promise<number> {
 }
 
 function startChild(name: Name, port: number, seedNodes: string[]): Child {
-  const config = { name, port, seedNodes, accounts: ACCOUNTS };
+  const config = { name, port, seedNodes, accounts: ACCOUNTS, db };
   const proc = spawn(
     process.execPath,
     ["--import", "tsx", resolve(import.meta.dirname, "node.ts"), JSON.stringify(config)],
@@ -186,16 +196,19 @@ console.log(
   `  load: ${WORKERS} concurrent asks from node a to ${fmt(ACCOUNTS)} random accounts (deposit 1, reply balance)`,
 );
 console.log(
-  "  note: accounts live in memory only; a moved account restarts from 0 (SQLite persistence comes later)",
+  `  accounts are event-sourced on SQLite (${db}); shard allocations are stored there too`,
 );
 console.log(
   forever
-    ? `  runs until Ctrl-C; node c is stopped gracefully after ${stopCAt} s`
-    : `  runs ${seconds} s (--seconds N, --forever); node c is stopped gracefully after ${stopCAt} s`,
+    ? `  runs until Ctrl-C; node c is stopped gracefully after ${stopCAt} s and started again after ${restartCAt} s`
+    : `  runs ${seconds} s (--seconds N, --forever); node c is stopped gracefully after ${stopCAt} s and started again after ${restartCAt} s`,
 );
 
 const children = NAMES.map((name, i) => startChild(name, ports[i] as number, seedNodes));
 const byName = (n: Name) => children[NAMES.indexOf(n)] as Child;
+const replaceChild = (n: Name, c: Child) => {
+  children[NAMES.indexOf(n)] = c;
+};
 
 let interrupted = false;
 let wake: () => void = () => {};
@@ -225,6 +238,7 @@ async function shutdownAndExit(code: number): Promise<never> {
     console.log(`stopping nodes ${running.map((c) => c.name).join(", ")} gracefully...`);
     await stopNodes(running);
   }
+  if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true });
   console.log("all nodes stopped; bye");
   process.exit(code);
 }
@@ -240,9 +254,12 @@ if (interrupted) await shutdownAndExit(0);
 console.log("all three nodes are Up; their shard regions register with the coordinator (2 s)");
 await sleep(2_000);
 if (interrupted) await shutdownAndExit(0);
-console.log("starting the load");
 const a = byName("a");
-const c = byName("c");
+const before = await request(a, { cmd: "balances", accounts: ACCOUNTS }, 60_000);
+const sumBefore = Number(before.sum);
+console.log(
+  `balances of the ${fmt(ACCOUNTS)} accounts sum to ${fmt(sumBefore)} (read from SQLite); starting the load`,
+);
 await request(a, { cmd: "load", workers: WORKERS });
 
 const started = Date.now();
@@ -252,6 +269,9 @@ let cBefore: Map<Name, number> | undefined;
 let cShards: readonly string[] = [];
 let cStoppedAt = 0;
 let moved = false;
+let cRestarted = false;
+let cShardsBack = false;
+let probe: { account: string; balance: number } | undefined;
 
 for (let tick = 1; !interrupted && (forever || tick <= seconds); tick++) {
   const due = started + tick * 1_000;
@@ -273,7 +293,8 @@ for (let tick = 1; !interrupted && (forever || tick <= seconds); tick++) {
   const shardsText = NAMES.map((n) => {
     const s = stats.get(n);
     if (s !== undefined) return `${n}:${s.shards.length}`;
-    return `${n}:${cStoppedAt > 0 && n === "c" ? (byName(n).exited ? "gone" : "stopping") : "-"}`;
+    const gone = byName(n).exited ? "gone" : cRestarted ? "starting" : "stopping";
+    return `${n}:${cStoppedAt > 0 && n === "c" ? gone : "-"}`;
   }).join(" ");
   const failed = Number(load?.failed ?? 0);
   console.log(
@@ -284,11 +305,33 @@ for (let tick = 1; !interrupted && (forever || tick <= seconds); tick++) {
     cBefore = new Map(NAMES.map((n) => [n, stats.get(n)?.shards.length ?? 0]));
     cShards = stats.get("c")?.shards ?? [];
     cStoppedAt = Date.now();
+    const pr = await request(byName("c"), { cmd: "probe" }).catch(() => undefined);
+    if (typeof pr?.account === "string")
+      probe = { account: pr.account, balance: Number(pr.balance) };
     console.log(
-      `>> stopping node c gracefully: it hands its ${cShards.length} shards off, leaves the cluster and exits`,
+      `>> stopping node c gracefully: it hands its ${cShards.length} shards off, leaves the cluster and exits` +
+        (probe === undefined ? "" : ` (${probe.account} on c has balance ${fmt(probe.balance)})`),
     );
-    c.proc.stdin?.write(`${JSON.stringify({ cmd: "shutdown", id: nextId++ })}\n`);
-  } else if (cBefore !== undefined && !moved && c.exited) {
+    byName("c").proc.stdin?.write(`${JSON.stringify({ cmd: "shutdown", id: nextId++ })}\n`);
+  } else if (tick >= restartCAt && !cRestarted && byName("c").exited) {
+    cRestarted = true;
+    console.log(
+      ">> starting node c again: it rejoins and takes shards back; their accounts continue from SQLite",
+    );
+    replaceChild("c", startChild("c", ports[2] as number, seedNodes));
+  } else if (cRestarted && !cShardsBack && (stats.get("c")?.shards.length ?? 0) > 0) {
+    cShardsBack = true;
+    const bal =
+      probe === undefined
+        ? undefined
+        : await request(a, { cmd: "balance", account: probe.account }).catch(() => undefined);
+    console.log(
+      `>> node c is back with ${stats.get("c")?.shards.length} shards` +
+        (probe === undefined || bal === undefined
+          ? ""
+          : `; ${probe.account} has balance ${fmt(Number(bal.balance))} (was ${fmt(probe.balance)} before c stopped)`),
+    );
+  } else if (cBefore !== undefined && !moved && byName("c").exited) {
     const here = (n: Name) => new Set(stats.get(n)?.shards ?? []);
     const onA = cShards.filter((s) => here("a").has(s)).length;
     const onB = cShards.filter((s) => here("b").has(s)).length;
@@ -307,4 +350,35 @@ for (let tick = 1; !interrupted && (forever || tick <= seconds); tick++) {
 
 if (cBefore !== undefined && !moved && !interrupted)
   console.log(">> node c's shards had not all moved by the end of the run");
-await shutdownAndExit(0);
+let exitCode = 0;
+if (!interrupted) {
+  // Every acknowledged deposit must be in the balances (asks that failed may or may not
+  // have been applied: they only widen the allowed range).
+  // Stop the load, then wait for the asks in flight to finish (each times out after 5 s).
+  let load = await request(a, { cmd: "stop-load" });
+  for (let i = 0; i < 8; i++) {
+    await sleep(1_000);
+    const now = await request(a, { cmd: "load-stats" });
+    const settled =
+      Number(now.completed) + Number(now.failed) === Number(load.completed) + Number(load.failed);
+    load = now;
+    if (settled) break;
+  }
+  const after = await request(a, { cmd: "balances", accounts: ACCOUNTS }, 60_000).catch(
+    () => undefined,
+  );
+  const acked = Number(load.completed);
+  const failed = Number(load.failed);
+  if (after === undefined) {
+    console.log("state check: could not read the balances");
+    exitCode = 1;
+  } else {
+    const grew = Number(after.sum) - sumBefore;
+    const ok = grew >= acked && grew <= acked + failed;
+    console.log(
+      `state check: ${fmt(acked)} deposits acknowledged${failed > 0 ? ` (${fmt(failed)} failed)` : ""}, balances grew by ${fmt(grew)}: ${ok ? "OK, nothing lost across moves and restarts" : "MISMATCH"}`,
+    );
+    if (!ok) exitCode = 1;
+  }
+}
+await shutdownAndExit(exitCode);

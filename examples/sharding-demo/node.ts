@@ -2,24 +2,39 @@
  * One member of the `npm start` sharding demo, run as a child process by ./main.ts.
  *
  * argv[2] is a JSON NodeConfig. The node is a real `ClusterNode` (TCP on 127.0.0.1, fast
- * timings) hosting the sharded entity type "Account" (30 shards). Accounts keep their
- * balance in memory only: when a shard moves, its accounts start again on the new node
- * from 0 (persistence on SQLite comes later).
+ * timings) hosting the sharded entity type "Account" (30 shards). Accounts are
+ * event-sourced: every deposit is an event in the shared SQLite file `db` (or the
+ * PostgreSQL database `pgUrl`), so an account that moves to another node, or comes back
+ * after a restart, continues with its balance. The coordinator's shard allocations live
+ * in the same store (stateStoreMode "persistence"); with `remember` the accounts are
+ * remembered entities, started again after a rebalance, crash or full restart.
  *
  * It talks JSON lines: one object per stdout line, commands on stdin (each with `id`,
  * answered by `{"event":"reply","id":...,"ok":true,...}`):
  * - `stats` -> `{ entities, shards: [shard ids hosted here], handled }`;
  * - `load {workers}` -> starts the load generator on this node: `workers` loops, each
  *   sending `deposit` asks to random accounts through `entityRefFor`;
- * - `load-stats` -> `{ ok: completed asks so far, failed }`;
+ * - `load-stats` -> `{ completed, failed }` asks so far;
+ * - `acked` -> `{ acked: { accountId: deposits acknowledged } }` by this node's load;
+ * - `deposit {account, amount}` -> `{ balance }` (an ask; fails after 5 s);
+ * - `balances {accounts}` -> `{ sum, count }` over account-0 .. account-(accounts-1);
+ * - `probe` -> `{ account, balance }` of one account live on this node (if any);
+ * - `stop-load` -> stops the load generator, `{ completed, failed }`;
  * - `shutdown` -> replies, runs `node.shutdown()` (shards handed off, leave, stop), prints
  *   `{"event":"shutdown-done"}` and exits 0.
  * It prints `{"event":"ready"}` once started, `{"event":"up"}` once the member is Up, and
  * exits when stdin closes (the parent is gone). Logs go to stderr.
  */
 import { createInterface } from "node:readline";
-import { type ActorRef, Behaviors } from "../../src/actor/index.js";
-import { ClusterNode, ClusterSharding, EntityTypeKey } from "../../src/api/index.js";
+import {
+  type ActorRef,
+  Effect,
+  EventSourcedBehavior,
+  persistenceIdOf,
+} from "../../src/actor/index.js";
+import { ClusterNode, ClusterSharding, EntityTypeKey, msgpackCodec } from "../../src/api/index.js";
+import type { Journal } from "../../src/ports/journal.js";
+import type { SnapshotStore } from "../../src/ports/snapshot-store.js";
 
 export interface NodeConfig {
   readonly name: string;
@@ -28,16 +43,47 @@ export interface NodeConfig {
   readonly seedNodes: readonly string[];
   /** How many distinct accounts the load generator addresses. */
   readonly accounts: number;
+  /** The SQLite file shared by every node (ignored when pgUrl is set). */
+  readonly db: string;
+  /** PostgreSQL instead of SQLite. */
+  readonly pgUrl?: string;
+  /** PostgreSQL table prefix (default shardkit_). */
+  readonly pgTablePrefix?: string;
+  /** Accounts are remembered entities. */
+  readonly remember?: boolean;
 }
 
 export type AccountMsg =
   | { readonly type: "deposit"; readonly amount: number; readonly replyTo: ActorRef<number> }
   | { readonly type: "balance"; readonly replyTo: ActorRef<number> };
+type AccountEvent = { readonly type: "deposited"; readonly amount: number };
+type AccountState = { readonly balance: number };
+const Eff = Effect.of<AccountEvent, AccountState>();
 
 export const Account = EntityTypeKey<AccountMsg>("Account");
 export const NUMBER_OF_SHARDS = 30;
 
 const config = JSON.parse(process.argv[2] ?? "{}") as NodeConfig;
+
+interface Store {
+  readonly journal: Journal;
+  readonly snapshots: SnapshotStore;
+  close(): Promise<void>;
+}
+
+async function openStore(): Promise<Store> {
+  if (config.pgUrl !== undefined) {
+    const { postgresPersistence } = await import("../../src/persistence/postgres/index.js");
+    const pg = (await import("pg")).default;
+    const pool = new pg.Pool({ connectionString: config.pgUrl, max: 4 });
+    const p = postgresPersistence({ pool, tablePrefix: config.pgTablePrefix ?? "shardkit_" });
+    return { ...p, close: () => p.close().then(() => pool.end()) };
+  }
+  const { sqlitePersistence } = await import("../../src/persistence/sqlite/index.js");
+  return sqlitePersistence({ path: config.db });
+}
+
+const store = await openStore();
 
 function emit(event: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(event)}\n`);
@@ -77,25 +123,34 @@ const sharding = ClusterSharding.get(node);
 sharding.init({
   typeKey: Account,
   numberOfShards: NUMBER_OF_SHARDS,
+  // Shard allocations (and remembered accounts) in the same store as the accounts' events.
+  persistence: { journal: store.journal, snapshots: store.snapshots },
+  rememberEntities: config.remember ?? false,
   // Fast demo timings: regions (re)register within 0.5 s, imbalances are fixed every 2 s.
   settings: { region: { retryIntervalMs: 500 }, coordinator: { rebalanceIntervalMs: 2_000 } },
-  createBehavior: ({ entityId, shardId }) =>
-    Behaviors.setup<AccountMsg>(() => {
-      live.set(entityId, shardId);
-      let balance = 0;
-      return Behaviors.receive<AccountMsg>(
-        (_ctx, m) => {
-          handled++;
-          if (m.type === "deposit") balance += m.amount;
-          m.replyTo.tell(balance);
-          return undefined;
-        },
-        (_ctx, signal) => {
-          if (signal.type === "PostStop") live.delete(entityId);
-          return undefined;
-        },
-      );
-    }),
+  createBehavior: ({ entityId, shardId }) => {
+    live.set(entityId, shardId);
+    return EventSourcedBehavior.create<AccountMsg, AccountEvent, AccountState>({
+      persistenceId: persistenceIdOf(Account.name, entityId),
+      emptyState: { balance: 0 },
+      commandHandler: (state, m) => {
+        handled++;
+        return m.type === "deposit"
+          ? Eff.persist({ type: "deposited", amount: m.amount }).thenReply(
+              m.replyTo,
+              (s) => s.balance,
+            )
+          : Eff.reply(m.replyTo, state.balance);
+      },
+      eventHandler: (state, e) => ({ balance: state.balance + e.amount }),
+      journal: store.journal,
+      eventCodec: msgpackCodec<AccountEvent>(),
+      snapshots: store.snapshots,
+      snapshotCodec: msgpackCodec<AccountState>(),
+      snapshotAfter: 100,
+      onPostStop: () => live.delete(entityId),
+    });
+  },
 });
 
 node.cluster.subscribe(
@@ -113,6 +168,28 @@ node.cluster.subscribe(
 let loadOk = 0;
 let loadFailed = 0;
 let loadRunning = false;
+/** Deposits acknowledged per account by this node's load generator. */
+const acked = new Map<string, number>();
+
+function balanceOf(id: string, timeoutMs = 5_000): Promise<number> {
+  return sharding
+    .entityRefFor(Account, id)
+    .ask((replyTo: ActorRef<number>) => ({ type: "balance", replyTo }), { timeoutMs });
+}
+
+async function balances(n: number): Promise<{ sum: number; count: number }> {
+  let sum = 0;
+  let count = 0;
+  const BATCH = 100;
+  for (let i = 0; i < n; i += BATCH) {
+    const ids = Array.from({ length: Math.min(BATCH, n - i) }, (_, k) => `account-${i + k}`);
+    for (const b of await Promise.all(ids.map((id) => balanceOf(id, 15_000)))) {
+      sum += b;
+      count++;
+    }
+  }
+  return { sum, count };
+}
 
 async function worker(): Promise<void> {
   while (loadRunning) {
@@ -124,6 +201,7 @@ async function worker(): Promise<void> {
           timeoutMs: 5_000,
         });
       loadOk++;
+      acked.set(id, (acked.get(id) ?? 0) + 1);
     } catch {
       loadFailed++;
     }
@@ -134,7 +212,7 @@ type Command = Readonly<Record<string, unknown>> & { readonly cmd: string; reado
 
 let exiting = false;
 
-function handle(c: Command): Record<string, unknown> {
+async function handle(c: Command): Promise<Record<string, unknown>> {
   switch (c.cmd) {
     case "stats":
       return { entities: live.size, shards: [...new Set(live.values())].sort(), handled };
@@ -147,20 +225,47 @@ function handle(c: Command): Record<string, unknown> {
     }
     case "load-stats":
       return { completed: loadOk, failed: loadFailed };
+    case "stop-load":
+      loadRunning = false;
+      return { completed: loadOk, failed: loadFailed };
+    case "acked":
+      return { acked: Object.fromEntries(acked) };
+    case "deposit": {
+      const balance = await sharding
+        .entityRefFor(Account, String(c.account))
+        .ask(
+          (replyTo: ActorRef<number>) => ({ type: "deposit", amount: Number(c.amount), replyTo }),
+          {
+            timeoutMs: 5_000,
+          },
+        );
+      return { balance };
+    }
+    case "balance":
+      return { balance: await balanceOf(String(c.account)) };
+    case "probe": {
+      const account = [...live.keys()].sort()[0];
+      return account === undefined ? {} : { account, balance: await balanceOf(account) };
+    }
+    case "balances":
+      return await balances(Number(c.accounts ?? config.accounts));
     case "shutdown":
       if (!exiting) {
         exiting = true;
         loadRunning = false;
-        node.shutdown("user").then(
-          () => {
-            emit({ event: "shutdown-done" });
-            process.exit(0);
-          },
-          (error: unknown) => {
-            process.stderr.write(`[${config.name}] shutdown failed: ${String(error)}\n`);
-            process.exit(1);
-          },
-        );
+        node
+          .shutdown("user")
+          .then(() => store.close())
+          .then(
+            () => {
+              emit({ event: "shutdown-done" });
+              process.exit(0);
+            },
+            (error: unknown) => {
+              process.stderr.write(`[${config.name}] shutdown failed: ${String(error)}\n`);
+              process.exit(1);
+            },
+          );
       }
       return {};
     default:
@@ -176,11 +281,10 @@ createInterface({ input: process.stdin })
     } catch {
       return;
     }
-    try {
-      emit({ event: "reply", id: c.id, ok: true, ...handle(c) });
-    } catch (error) {
-      emit({ event: "reply", id: c.id, ok: false, error: String(error) });
-    }
+    handle(c).then(
+      (r) => emit({ event: "reply", id: c.id, ok: true, ...r }),
+      (error: unknown) => emit({ event: "reply", id: c.id, ok: false, error: String(error) }),
+    );
   })
   .on("close", () => process.exit(0));
 

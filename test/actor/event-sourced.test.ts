@@ -432,7 +432,9 @@ describe("EventSourcedBehavior", () => {
       eventCodec: jsonCodec<Ev>(),
       tagger: () => ["t"],
       timestampMs: () => 1234,
+      onPostStop: (st) => void stoppedWith.push(st.total),
     });
+    const stoppedWith: number[] = [];
     const a = s.system.spawn(b);
     await s.settle();
     j.gate = true;
@@ -443,6 +445,7 @@ describe("EventSourcedBehavior", () => {
     j.release();
     await s.settle();
     expect(ran).toEqual([3]);
+    expect(stoppedWith).toEqual([3]); // onPostStop sees the final state, once
     const evs = await j.inner.read("T|1", 1, 10);
     expect(evs.map((e) => [e.tags, e.timestampMs])).toEqual([[["t"], 1234]]);
     expect(s.system.stats.deadLetters).toBe(1);

@@ -51,17 +51,22 @@ describe("examples", () => {
     expect(code).toBe(0);
   }, 40_000);
 
-  it("npm start's sharding demo runs 3 nodes, moves node c's shards and exits 0", async () => {
-    const { code, out } = await run(["examples/sharding-demo/main.ts", "--seconds", "12"], 60_000);
+  it("npm start's sharding demo runs 3 nodes on SQLite, moves node c's shards, restarts c, loses nothing and exits 0", async () => {
+    const { code, out } = await run(["examples/sharding-demo/main.ts", "--seconds", "24"], 100_000);
     expect(out).toMatch(/t=\d+s msgs\/s=[\d ]+ entities=[\d ]+ shards a:\d+ b:\d+ c:\d+/);
     expect(out).toContain("stopping node c gracefully");
     expect(out).toMatch(
       /shards moved: node c's (\d+) shards now run on a \(\d+\) and b \(\d+\) — a:\d+→\d+ b:\d+→\d+ c:\1→0/,
     );
     expect(out).toMatch(/t=12s msgs\/s=[\d ]+ entities=[\d ]+ shards a:\d+ b:\d+ c:gone/);
+    expect(out).toContain("starting node c again");
+    expect(out).toMatch(/node c is back with \d+ shards/);
+    expect(out).toMatch(
+      /state check: ([\d ]+) deposits acknowledged.*balances grew by [\d ]+: OK, nothing lost/,
+    );
     expect(out).toContain("all nodes stopped; bye");
     expect(code).toBe(0);
-  }, 70_000);
+  }, 110_000);
 
   it("three cluster members over TCP join, agree, and one leaves", async () => {
     const base = 30_000 + (process.pid % 5_000) * 3;

@@ -63,6 +63,8 @@ export interface EventSourcedOptions<C, E, S> {
   readonly recoveryStashMax?: number;
   /** Called in the actor once recovery completed, before any command is handled. */
   readonly onRecoveryCompleted?: (state: S, ctx: ActorContext<C>) => void;
+  /** Called in the actor when it stops for good (not on a restart), with the last state. */
+  readonly onPostStop?: (state: S) => void;
   /** Tags stored with each event. Default none. */
   readonly tagger?: (event: E) => readonly string[];
   /**
@@ -330,7 +332,10 @@ function incarnation<C, E, S>(
     return handleCommand(msg);
   };
   return Behaviors.receive<C | EsSignal>(onMessage, (_ctx, signal) => {
-    if (signal.type === "PostStop") dropAll();
+    if (signal.type === "PostStop") {
+      dropAll();
+      o.onPostStop?.(state);
+    }
     else if (signal.type === "PreRestart") flushForRestart();
     else return Behaviors.unhandled;
     return Behaviors.same;

@@ -7,7 +7,7 @@
  * - sharding.activation.rate: one message each to 50 000 new entity ids; time until all
  *   have been created and have processed it (entities/s).
  * - sharding.idle.bytes: heapUsed delta (after gc) per idle entity, 100 000 entities of a
- *   shared behavior, each started by one message (user state excluded).
+ *   shared behavior, each started by one message (user state excluded); one run.
  * - sharding.newshard.latency.us: p50 from the first message to a never-used shard until
  *   the entity received it (10 000 shards, 200 sequential asks, one new shard each).
  * - sharding.cluster3.tell.throughput / .ask.p50.us / .ask.p99.us: three processes (this
@@ -15,14 +15,42 @@
  *   Tells go from this process to 1 000 entities spread over the three members, counted
  *   in the entities (children report counts over stdin/stdout); asks: 1 outstanding, to
  *   random entities of the 1 000 (about a third of them local).
+ * - sharding.rebalance100.ms / .lost: this process and one child host 100 entities, one
+ *   per shard (50/50), with rebalanceIntervalMs 500 (default 10 000). Both send a steady
+ *   load (50 messages every 10 ms each, round-robin, a sequence number per sender and
+ *   entity). A third process joins; .ms is the time from the moment this process (the
+ *   coordinator's) sees it Up until getClusterShardingStats shows all 100 shards on 3
+ *   regions, each within [ceil(100/3) - 1, ceil(100/3)] (where least-shard allocation
+ *   stops). The load runs 0.5 s more, stops, drains; every process then reports the
+ *   sequence numbers its entities received (a per-process table, so an entity's record
+ *   survives its hand-off) and .lost = sent - distinct (entity, sender, seq) received.
+ * - sharding.failover.default.ms / .fast.ms: 200 entities over three processes (this one
+ *   and two children); the child hosting the most of them is killed with SIGKILL; time
+ *   from the kill until every entity has answered a "where" ask again (asks repeated
+ *   every 50 ms per entity, each with its own 5 s timeout). "default": every membership
+ *   setting at its default (heartbeat 1 s, acceptable pause 3 s, SBR stableAfterMs 20 s,
+ *   gossip / leader / reaper 1 s); "fast": FAST_PROFILE of bench/membership.ts (heartbeat
+ *   200 ms, acceptable pause 1 s, stableAfterMs 2 s, ...; docs/cluster-scale.md). Both
+ *   only start faster (periodicTasksInitialDelayMs 0, seedNodeTimeoutMs 500); sharding
+ *   settings are the defaults.
+ *
+ * The whole group is meant to take under 2 minutes; the default failover alone is about
+ * 30 s (it waits out stableAfterMs).
  */
 import { createServer } from "node:net";
-import { type ActorRef, Behaviors } from "../src/actor/index.js";
-import { ClusterNode, ClusterSharding, type EntityRef, EntityTypeKey } from "../src/api/index.js";
+import { type ActorRef, type Behavior, Behaviors } from "../src/actor/index.js";
+import {
+  ClusterNode,
+  type ClusterNodeOptions,
+  ClusterSharding,
+  type EntityRef,
+  EntityTypeKey,
+} from "../src/api/index.js";
 import { murmur3ShardId } from "../src/core/sharding/shard-id.js";
 import { createNodeRuntime } from "../src/runtime/node/index.js";
 import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
 import { type BenchGroup, gc, hasGc, median, percentile, repeat } from "./harness.js";
+import { FAST_PROFILE } from "./membership.js";
 
 const CHILD_ENV = "SHARDKIT_BENCH_SHARDING_CHILD";
 const SYSTEM = "benchsharding";
@@ -33,20 +61,59 @@ const FAST_SETTINGS = {
   heartbeatIntervalMs: 200,
   seedNodeTimeoutMs: 500,
 };
+/** Settings that only speed up forming the cluster (they do not affect failover). */
+const FORMATION_SETTINGS = { periodicTasksInitialDelayMs: 0, seedNodeTimeoutMs: 500 };
+/**
+ * Cluster profiles: "bench" (the throughput parts: FAST_SETTINGS, failure detector and
+ * downing defaults), "default" (every failover-relevant setting at its default: heartbeat
+ * 1 s, acceptable pause 3 s, SBR stableAfterMs 20 s, gossip / leader / reaper 1 s) and
+ * "fast" (FAST_PROFILE of bench/membership.ts, documented in docs/cluster-scale.md).
+ */
+type Profile = "bench" | "default" | "fast";
+const PROFILES: Record<
+  Profile,
+  Pick<ClusterNodeOptions, "settings" | "failureDetector" | "downing">
+> = {
+  bench: { settings: FAST_SETTINGS },
+  default: { settings: FORMATION_SETTINGS },
+  fast: {
+    settings: { ...FAST_PROFILE.settings, ...FORMATION_SETTINGS },
+    failureDetector: FAST_PROFILE.failureDetector,
+    downing: FAST_PROFILE.downing,
+  },
+};
 const TELL_ENTITIES = 1_000;
-const TELL_TOTAL = 1_000_000;
+const TELL_TOTAL = 500_000;
 const TELL_BATCH = 50_000;
 const ACTIVATION_N = 50_000;
 const IDLE_N = 100_000;
+const IDLE_RUNS = 1;
 const NEWSHARD_SHARDS = 10_000;
 const NEWSHARD_SAMPLES = 200;
 const NEWSHARD_WARMUP = 20;
 const C3_ENTITIES = 1_000;
-const C3_TELL_TOTAL = 200_000;
+const C3_TELL_TOTAL = 100_000;
 const C3_WINDOW = 20_000;
 const C3_ASK_SAMPLES = 5_000;
 const C3_ASK_WARMUP = 500;
 const ASK_TIMEOUT_MS = 30_000;
+/** Rebalance part: coordinator rebalance tick (default 10 s), shortened for the bench. */
+const REBALANCE_INTERVAL_MS = 500;
+const REBALANCE_SHARDS = 100;
+/** Steady load per sender (this process and the first child): messages per tick. */
+const REBALANCE_PER_TICK = 50;
+const LOAD_TICK_MS = 10;
+const REBALANCE_LOAD_BEFORE_MS = 1_000;
+const REBALANCE_LOAD_AFTER_MS = 500;
+const REBALANCE_POLL_MS = 50;
+const REBALANCE_LIMIT_MS = 30_000;
+const REBALANCE_DRAIN_LIMIT_MS = 5_000;
+/** Failover part. */
+const FAILOVER_ENTITIES = 200;
+const FAILOVER_SETTLE_MS = 2_000;
+const FAILOVER_PROBE_INTERVAL_MS = 50;
+const FAILOVER_PROBE_TIMEOUT_MS = 5_000;
+const FAILOVER_LIMIT_MS = 60_000;
 const START_TIMEOUT_MS = 30_000;
 
 type Msg =
@@ -78,14 +145,19 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function startNode(port: number, seedPort: number): Promise<ClusterNode> {
+async function startNode(
+  port: number,
+  seedPort: number,
+  profile: Profile = "bench",
+  logLevel: "warn" | "error" = "warn",
+): Promise<ClusterNode> {
   return ClusterNode.start({
     systemName: SYSTEM,
     host: "127.0.0.1",
     port,
     seedNodes: [`127.0.0.1:${seedPort}`],
-    settings: FAST_SETTINGS,
-    runtime: createNodeRuntime({ logLevel: "warn" }),
+    ...PROFILES[profile],
+    runtime: createNodeRuntime({ logLevel }),
     handleSignals: false,
   });
 }
@@ -216,27 +288,182 @@ async function newShardLatency(): Promise<number[]> {
   });
 }
 
-// ------------------------------------------------------------------ three processes
+// ------------------------------------------------------------------ sequenced entities
+
+/**
+ * The entity of the rebalance and failover parts: records every sequenced message in a
+ * per-process table (entity -> sender -> sequence numbers in arrival order), which
+ * survives the entity being handed off to another process; "where" answers the pid.
+ */
+type SeqMsg =
+  | { readonly t: "seq"; readonly from: string; readonly seq: number }
+  | { readonly t: "where"; readonly replyTo: ActorRef<number> };
+const SeqKey = EntityTypeKey<SeqMsg>("BenchSeqEntity");
+type Received = Record<string, Record<string, number[]>>;
+const received: Received = {};
+let receivedTotal = 0;
+
+function seqEntity(entityId: string): Behavior<SeqMsg> {
+  let mine = received[entityId];
+  if (mine === undefined) {
+    mine = {};
+    received[entityId] = mine;
+  }
+  const table = mine;
+  return Behaviors.receiveMessage<SeqMsg>((m) => {
+    if (m.t === "seq") {
+      const list = table[m.from];
+      if (list === undefined) table[m.from] = [m.seq];
+      else list.push(m.seq);
+      receivedTotal++;
+    } else m.replyTo.tell(process.pid);
+  });
+}
+
+function initSeq(sharding: ClusterSharding, rebalanceIntervalMs: number | undefined): void {
+  sharding.init({
+    typeKey: SeqKey,
+    numberOfShards: 100,
+    createBehavior: ({ entityId }) => seqEntity(entityId),
+    settings:
+      rebalanceIntervalMs === undefined ? undefined : { coordinator: { rebalanceIntervalMs } },
+  });
+}
+
+/** A steady load: every LOAD_TICK_MS, `perTick` messages round-robin over `entityIds`. */
+class SeqLoad {
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly sent: Record<string, number> = {};
+  constructor(
+    private readonly sharding: ClusterSharding,
+    readonly from: string,
+  ) {}
+  start(entityIds: readonly string[], perTick: number): void {
+    const refs = entityIds.map((id) => this.sharding.entityRefFor(SeqKey, id));
+    let next = 0;
+    this.timer = setInterval(() => {
+      for (let i = 0; i < perTick; i++) {
+        const k = next++ % refs.length;
+        const id = entityIds[k] as string;
+        const seq = (this.sent[id] ?? 0) + 1;
+        // counted as sent only once tell has accepted it
+        (refs[k] as EntityRef<SeqMsg>).tell({ t: "seq", from: this.from, seq });
+        this.sent[id] = seq;
+      }
+    }, LOAD_TICK_MS);
+  }
+  /** Stops sending; the last sequence number sent to each entity (= messages sent). */
+  stop(): Record<string, number> {
+    clearInterval(this.timer);
+    return { ...this.sent };
+  }
+}
+
+// ------------------------------------------------------------------ child processes
+
+interface ChildConfig {
+  readonly mode: "cluster3" | "seq";
+  readonly profile: Profile;
+  readonly rebalanceIntervalMs?: number;
+}
 
 async function childMain(): Promise<void> {
   const { createInterface } = await import("node:readline");
   const port = Number(process.argv[2]);
   const seedPort = Number(process.argv[3]);
-  const node = await startNode(port, seedPort);
-  ClusterSharding.get(node).init({
-    typeKey: Key,
-    numberOfShards: 100,
-    createBehavior: () => sharedBehavior,
-  });
+  const config: ChildConfig =
+    process.argv[4] === undefined
+      ? { mode: "cluster3", profile: "bench" }
+      : (JSON.parse(process.argv[4]) as ChildConfig);
+  const node = await startNode(port, seedPort, config.profile);
+  const sharding = ClusterSharding.get(node);
+  if (config.mode === "cluster3")
+    sharding.init({ typeKey: Key, numberOfShards: 100, createBehavior: () => sharedBehavior });
+  else initSeq(sharding, config.rebalanceIntervalMs);
+  const load = new SeqLoad(sharding, `child-${process.pid}`);
   const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(o)}\n`);
   createInterface({ input: process.stdin })
     .on("line", (line) => {
-      const c = JSON.parse(line) as { cmd: string; id: number };
-      if (c.cmd === "count") out({ event: "reply", id: c.id, ok: true, count: processed });
+      const c = JSON.parse(line) as {
+        cmd: string;
+        id: number;
+        entityIds?: string[];
+        perTick?: number;
+      };
+      const reply = (o: Record<string, unknown>) =>
+        out({ event: "reply", id: c.id, ok: true, ...o });
+      if (c.cmd === "count") reply({ count: processed });
+      else if (c.cmd === "load-start") {
+        load.start(c.entityIds ?? [], c.perTick ?? 1);
+        reply({ from: load.from });
+      } else if (c.cmd === "load-stop") reply({ from: load.from, sent: load.stop() });
+      else if (c.cmd === "seq-count") reply({ count: receivedTotal });
+      else if (c.cmd === "received") reply({ received });
+      else out({ event: "reply", id: c.id, ok: false, error: `unknown command ${c.cmd}` });
     })
     .on("close", () => process.exit(0));
   node.cluster.registerOnMemberUp(() => out({ event: "ready", address: node.address }));
 }
+
+function spawnChild(seedPort: number, port: number, name: string, config?: ChildConfig): Child {
+  const args = [String(port), String(seedPort)];
+  if (config !== undefined) args.push(JSON.stringify(config));
+  return spawnNode("bench/sharding.ts", args, { env: { [CHILD_ENV]: "1" }, name });
+}
+
+async function waitMembersUp(node: ClusterNode, n: number): Promise<void> {
+  await waitUntil(
+    () =>
+      node.cluster.state.members.filter((m) => m.status === "up").length === n &&
+      node.cluster.state.convergence,
+    START_TIMEOUT_MS,
+    `${n} members up`,
+  );
+}
+
+/** Polls until the coordinator of `key` has `n` regions registered. */
+async function waitRegions(
+  sharding: ClusterSharding,
+  key: EntityTypeKey<unknown>,
+  n: number,
+): Promise<void> {
+  const end = performance.now() + START_TIMEOUT_MS;
+  for (;;) {
+    const regions = await sharding.getCurrentRegions(key).catch(() => []);
+    if (regions.length >= n) return;
+    if (performance.now() > end) throw new Error(`timed out waiting for ${n} regions`);
+    await sleep(50);
+  }
+}
+
+/** `n` entity ids, the i-th in shard i (murmur3 over `n` shards): one entity per shard. */
+function onePerShard(n: number): string[] {
+  const ids = new Array<string>(n);
+  let found = 0;
+  for (let k = 0; found < n; k++) {
+    const id = `r-${k}`;
+    const shard = Number(murmur3ShardId(id, n));
+    if (ids[shard] === undefined) {
+      ids[shard] = id;
+      found++;
+    }
+  }
+  return ids;
+}
+
+function whereAll(refs: readonly EntityRef<SeqMsg>[], timeoutMs: number): Promise<number[]> {
+  return Promise.all(
+    refs.map((r) => r.ask((replyTo: ActorRef<number>) => ({ t: "where", replyTo }), { timeoutMs })),
+  );
+}
+
+function spreadOf(pids: readonly number[]): string {
+  const byPid = new Map<number, number>();
+  for (const p of pids) byPid.set(p, (byPid.get(p) ?? 0) + 1);
+  return [...byPid.values()].sort((a, b) => b - a).join("/");
+}
+
+// ------------------------------------------------------------------ three processes
 
 interface Cluster3Result {
   tell: number[];
@@ -254,34 +481,21 @@ async function cluster3(): Promise<Cluster3Result> {
     sharding.init({ typeKey: Key, numberOfShards: 100, createBehavior: () => sharedBehavior });
     for (let k = 0; k < 2; k++) {
       const port = await freePort();
-      children.push(
-        spawnNode("bench/sharding.ts", [String(port), String(seedPort)], {
-          env: { [CHILD_ENV]: "1" },
-          name: `member-${k + 1}`,
-        }),
-      );
+      children.push(spawnChild(seedPort, port, `member-${k + 1}`));
     }
     await Promise.all(
       children.map((c) => waitFor(c, (e) => e.event === "ready", START_TIMEOUT_MS, "ready")),
     );
-    await waitUntil(
-      () =>
-        seed.cluster.state.members.filter((m) => m.status === "up").length === 3 &&
-        seed.cluster.state.convergence,
-      START_TIMEOUT_MS,
-      "three members up",
-    );
-    // let the children's regions register with the coordinator before shards are allocated
-    await sleep(1_000);
+    await waitMembersUp(seed, 3);
+    // the children's regions register with the coordinator before shards are allocated
+    await waitRegions(sharding, Key, 3);
     const refs: EntityRef<Msg>[] = [];
     for (let i = 0; i < C3_ENTITIES; i++) refs.push(sharding.entityRefFor(Key, `c-${i}`));
     const opts = { timeoutMs: ASK_TIMEOUT_MS };
     const pids = await Promise.all(
       refs.map((r) => r.ask((replyTo: ActorRef<number>) => ({ t: "where", replyTo }), opts)),
     );
-    const byPid = new Map<number, number>();
-    for (const p of pids) byPid.set(p, (byPid.get(p) ?? 0) + 1);
-    const spread = [...byPid.values()].sort((a, b) => b - a).join("/");
+    const spread = spreadOf(pids);
 
     const total = async (): Promise<number> => {
       const counts = await Promise.all(
@@ -331,6 +545,260 @@ async function cluster3(): Promise<Cluster3Result> {
   }
 }
 
+// ------------------------------------------------------------------ rebalance
+
+interface LossReport {
+  readonly sent: number;
+  readonly received: number;
+  readonly lost: number;
+  readonly duplicates: number;
+  readonly outOfOrder: number;
+}
+
+/**
+ * Merges what every process received with what every sender sent: a message is
+ * received if its (entity, sender, seq) is in some process's table. Out of order: a
+ * sequence number below the previous one from the same sender at the same entity, in
+ * the same process.
+ */
+function lossReport(
+  sentBy: ReadonlyMap<string, Readonly<Record<string, number>>>,
+  tables: readonly Received[],
+): LossReport {
+  let sent = 0;
+  let got = 0;
+  let duplicates = 0;
+  let outOfOrder = 0;
+  for (const [from, perEntity] of sentBy)
+    for (const [id, n] of Object.entries(perEntity)) {
+      sent += n;
+      const seen = new Uint8Array(n + 1);
+      for (const t of tables) {
+        let prev = 0;
+        for (const q of t[id]?.[from] ?? []) {
+          if (q < prev) outOfOrder++;
+          prev = q;
+          if (seen[q] === 1) duplicates++;
+          else if (q >= 1 && q <= n) {
+            seen[q] = 1;
+            got++;
+          }
+        }
+      }
+    }
+  return { sent, received: got, lost: sent - got, duplicates, outOfOrder };
+}
+
+interface RebalanceResult {
+  readonly ms: number;
+  readonly loss: LossReport;
+  readonly before: string;
+  readonly after: string;
+}
+
+/** Shards per region as "a/b/c" (largest first), and whether least-shard is done with them. */
+function balanceOf(
+  regions: readonly { readonly shards: Readonly<Record<string, number>> }[],
+  expectedRegions: number,
+  totalShards: number,
+): { spread: string; balanced: boolean } {
+  const counts = regions.map((r) => Object.keys(r.shards).length).sort((a, b) => b - a);
+  const optimal = Math.ceil(totalShards / expectedRegions);
+  const balanced =
+    counts.length === expectedRegions &&
+    counts.reduce((a, b) => a + b, 0) === totalShards &&
+    counts.every((c) => c >= optimal - 1 && c <= optimal);
+  return { spread: counts.join("/"), balanced };
+}
+
+async function rebalance100(): Promise<RebalanceResult> {
+  const seedPort = await freePort();
+  const seed = await startNode(seedPort, seedPort);
+  const children: Child[] = [];
+  const sharding = ClusterSharding.get(seed);
+  const load = new SeqLoad(sharding, "seed");
+  const config: ChildConfig = {
+    mode: "seq",
+    profile: "bench",
+    rebalanceIntervalMs: REBALANCE_INTERVAL_MS,
+  };
+  try {
+    await waitUntil(() => seed.cluster.selfMember?.status === "up", START_TIMEOUT_MS, "seed up");
+    initSeq(sharding, REBALANCE_INTERVAL_MS);
+    const a = spawnChild(seedPort, await freePort(), "member-a", config);
+    children.push(a);
+    await waitFor(a, (e) => e.event === "ready", START_TIMEOUT_MS, "ready");
+    await waitMembersUp(seed, 2);
+    await waitRegions(sharding, SeqKey, 2);
+    // every shard gets its entity (and a home) before the load starts
+    const ids = onePerShard(REBALANCE_SHARDS);
+    const refs = ids.map((id) => sharding.entityRefFor(SeqKey, id));
+    await whereAll(refs, ASK_TIMEOUT_MS);
+    const stats0 = await sharding.getClusterShardingStats(SeqKey);
+    const before = balanceOf(stats0.regions, 2, REBALANCE_SHARDS).spread;
+
+    load.start(ids, REBALANCE_PER_TICK);
+    await request(a, { cmd: "load-start", entityIds: ids, perTick: REBALANCE_PER_TICK }, 5_000);
+    await sleep(REBALANCE_LOAD_BEFORE_MS);
+
+    const bPort = await freePort();
+    let joinedAt = 0;
+    const sub = seed.cluster.subscribe((e) => {
+      if (e.type === "member-up" && e.member.uniqueAddress.address.port === bPort && !joinedAt)
+        joinedAt = performance.now();
+    });
+    children.push(spawnChild(seedPort, bPort, "member-b", config));
+    await waitUntil(() => joinedAt > 0, START_TIMEOUT_MS, "the third member up");
+    sub.dispose();
+    let balancedAt = 0;
+    let after = "";
+    while (balancedAt === 0) {
+      const st = await sharding.getClusterShardingStats(SeqKey, { timeoutMs: 2_000 });
+      const b = balanceOf(st.regions, 3, REBALANCE_SHARDS);
+      after = b.spread;
+      if (b.balanced && st.failed.length === 0) balancedAt = performance.now();
+      else if (performance.now() - joinedAt > REBALANCE_LIMIT_MS)
+        throw new Error(`not balanced ${REBALANCE_LIMIT_MS} ms after the join: ${after}`);
+      else await sleep(REBALANCE_POLL_MS);
+    }
+    await sleep(REBALANCE_LOAD_AFTER_MS);
+
+    const sentBy = new Map<string, Record<string, number>>();
+    sentBy.set(load.from, load.stop());
+    const stopped = await request(a, { cmd: "load-stop" }, 5_000);
+    sentBy.set(String(stopped.from), stopped.sent as Record<string, number>);
+    const totalSent = [...sentBy.values()]
+      .flatMap((r) => Object.values(r))
+      .reduce((x, y) => x + y, 0);
+    // wait until everything sent has arrived (or the drain limit: then some was lost)
+    const drainEnd = performance.now() + REBALANCE_DRAIN_LIMIT_MS;
+    for (;;) {
+      const counts = await Promise.all(
+        children.map((c) => request(c, { cmd: "seq-count" }, 5_000)),
+      );
+      const got = receivedTotal + counts.reduce((x, r) => x + Number(r.count), 0);
+      if (got >= totalSent || performance.now() > drainEnd) break;
+      await sleep(50);
+    }
+    const tables: Received[] = [received];
+    for (const c of children)
+      tables.push((await request(c, { cmd: "received" }, 10_000)).received as Received);
+    return { ms: balancedAt - joinedAt, loss: lossReport(sentBy, tables), before, after };
+  } finally {
+    load.stop();
+    await Promise.all(children.map((c) => kill(c)));
+    await seed.system.terminate();
+  }
+}
+
+// ------------------------------------------------------------------ failover
+
+interface FailoverResult {
+  readonly ms: number;
+  readonly spread: string;
+  readonly victimEntities: number;
+  readonly unreachableMs: number;
+  readonly removedMs: number;
+}
+
+/**
+ * Resolves with the time `ref` first answers "where" from a process other than
+ * `victimPid`: one ask every FAILOVER_PROBE_INTERVAL_MS (each with its own timeout) until
+ * one is answered, or rejects after FAILOVER_LIMIT_MS.
+ */
+function firstAnswer(ref: EntityRef<SeqMsg>, victimPid: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let done = false;
+    const started = performance.now();
+    const fire = () => {
+      if (done) return;
+      if (performance.now() - started > FAILOVER_LIMIT_MS) {
+        done = true;
+        clearInterval(timer);
+        reject(new Error(`${ref.entityId} did not answer within ${FAILOVER_LIMIT_MS} ms`));
+        return;
+      }
+      ref
+        .ask((replyTo: ActorRef<number>) => ({ t: "where", replyTo }), {
+          timeoutMs: FAILOVER_PROBE_TIMEOUT_MS,
+        })
+        .then(
+          (pid) => {
+            if (done || pid === victimPid) return;
+            done = true;
+            clearInterval(timer);
+            resolve(performance.now());
+          },
+          () => {},
+        );
+    };
+    const timer = setInterval(fire, FAILOVER_PROBE_INTERVAL_MS);
+    fire();
+  });
+}
+
+async function failover(profile: "default" | "fast"): Promise<FailoverResult> {
+  const seedPort = await freePort();
+  // the kill is on purpose: its unreachable / downing warnings are not printed
+  const seed = await startNode(seedPort, seedPort, profile, "error");
+  const children: Child[] = [];
+  const config: ChildConfig = { mode: "seq", profile };
+  try {
+    await waitUntil(() => seed.cluster.selfMember?.status === "up", START_TIMEOUT_MS, "seed up");
+    const sharding = ClusterSharding.get(seed);
+    initSeq(sharding, undefined);
+    const ports = new Map<Child, number>();
+    for (let k = 0; k < 2; k++) {
+      const port = await freePort();
+      const child = spawnChild(seedPort, port, `member-${k + 1}`, config);
+      children.push(child);
+      ports.set(child, port);
+    }
+    await Promise.all(
+      children.map((c) => waitFor(c, (e) => e.event === "ready", START_TIMEOUT_MS, "ready")),
+    );
+    await waitMembersUp(seed, 3);
+    await waitRegions(sharding, SeqKey, 3);
+    const refs = Array.from({ length: FAILOVER_ENTITIES }, (_, i) =>
+      sharding.entityRefFor(SeqKey, `f-${i}`),
+    );
+    const pids = await whereAll(refs, ASK_TIMEOUT_MS);
+    // the victim: the child hosting the most entities (never this process, the oldest
+    // member, which runs the coordinator)
+    const victim = [...children].sort(
+      (x, y) => pids.filter((p) => p === y.pid).length - pids.filter((p) => p === x.pid).length,
+    )[0] as Child;
+    const victimEntities = pids.filter((p) => p === victim.pid).length;
+    // let the failure detectors collect some heartbeat history
+    await sleep(FAILOVER_SETTLE_MS);
+
+    let unreachableAt = 0;
+    let removedAt = 0;
+    const victimPort = ports.get(victim);
+    const sub = seed.cluster.subscribe((e) => {
+      if (e.type !== "unreachable-member" && e.type !== "member-removed") return;
+      if (e.member.uniqueAddress.address.port !== victimPort) return;
+      if (e.type === "unreachable-member" && !unreachableAt) unreachableAt = performance.now();
+      if (e.type === "member-removed" && !removedAt) removedAt = performance.now();
+    });
+    const t0 = performance.now();
+    const killed = kill(victim);
+    const answered = await Promise.all(refs.map((r) => firstAnswer(r, victim.pid)));
+    await killed;
+    sub.dispose();
+    return {
+      ms: Math.max(...answered) - t0,
+      spread: spreadOf(pids),
+      victimEntities,
+      unreachableMs: unreachableAt - t0,
+      removedMs: removedAt - t0,
+    };
+  } finally {
+    await Promise.all(children.map((c) => kill(c)));
+    await seed.system.terminate();
+  }
+}
+
 export const shardingGroup: BenchGroup = {
   name: "sharding",
   description: "cluster sharding on the real runtime, TCP on 127.0.0.1",
@@ -349,7 +817,7 @@ export const shardingGroup: BenchGroup = {
       unit: "entities/s",
       note: `${ACTIVATION_N} new ids, 100 shards already started`,
     });
-    const idle = await repeat(3, 0, idleBytes);
+    const idle = await repeat(IDLE_RUNS, 0, idleBytes);
     report({
       metric: "sharding.idle.bytes",
       value: median(idle),
@@ -384,6 +852,28 @@ export const shardingGroup: BenchGroup = {
       unit: "µs",
       note: `${C3_ASK_SAMPLES} samples`,
     });
+    const rb = await rebalance100();
+    report({
+      metric: "sharding.rebalance100.ms",
+      value: rb.ms,
+      unit: `ms (rebalanceIntervalMs ${REBALANCE_INTERVAL_MS})`,
+      note: `100 shards ${rb.before} -> ${rb.after}, join (member up) -> balanced`,
+    });
+    report({
+      metric: "sharding.rebalance100.lost",
+      value: rb.loss.lost,
+      unit: "messages",
+      note: `${rb.loss.sent} sent, ${rb.loss.received} received, ${rb.loss.duplicates} duplicates, ${rb.loss.outOfOrder} out of order`,
+    });
+    for (const profile of ["fast", "default"] as const) {
+      const f = await failover(profile);
+      report({
+        metric: `sharding.failover.${profile}.ms`,
+        value: f.ms,
+        unit: "ms",
+        note: `${profile} membership settings, kill -9 -> all ${FAILOVER_ENTITIES} entities answer (${f.spread}, ${f.victimEntities} on the killed node); unreachable ${Math.round(f.unreachableMs)} ms, removed ${Math.round(f.removedMs)} ms`,
+      });
+    }
   },
 };
 

@@ -17,7 +17,8 @@
  * - `load-stats` -> `{ completed, failed }` asks so far;
  * - `acked` -> `{ acked: { accountId: deposits acknowledged } }` by this node's load;
  * - `deposit {account, amount}` -> `{ balance }` (an ask; fails after 5 s);
- * - `balances {accounts}` -> `{ sum, count }` over account-0 .. account-(accounts-1);
+ * - `balances {accounts}` -> `{ sum, count, balances: { accountId: balance } }` over
+ *   account-0 .. account-(accounts-1);
  * - `probe` -> `{ account, balance }` of one account live on this node (if any);
  * - `stop-load` -> stops the load generator, `{ completed, failed }`;
  * - `shutdown` -> replies, runs `node.shutdown()` (shards handed off, leave, stop), prints
@@ -177,18 +178,23 @@ function balanceOf(id: string, timeoutMs = 5_000): Promise<number> {
     .ask((replyTo: ActorRef<number>) => ({ type: "balance", replyTo }), { timeoutMs });
 }
 
-async function balances(n: number): Promise<{ sum: number; count: number }> {
+async function balances(
+  n: number,
+): Promise<{ sum: number; count: number; balances: Record<string, number> }> {
   let sum = 0;
   let count = 0;
+  const each: Record<string, number> = {};
   const BATCH = 100;
   for (let i = 0; i < n; i += BATCH) {
     const ids = Array.from({ length: Math.min(BATCH, n - i) }, (_, k) => `account-${i + k}`);
-    for (const b of await Promise.all(ids.map((id) => balanceOf(id, 15_000)))) {
+    const got = await Promise.all(ids.map((id) => balanceOf(id, 15_000)));
+    got.forEach((b, k) => {
+      each[ids[k] as string] = b;
       sum += b;
       count++;
-    }
+    });
   }
-  return { sum, count };
+  return { sum, count, balances: each };
 }
 
 async function worker(): Promise<void> {

@@ -1,0 +1,119 @@
+/**
+ * Test-side handle of the `npm start` demo node (examples/sharding-demo/node.ts) for the
+ * persistence tests with real processes: event-sourced accounts sharded over a cluster,
+ * on a shared SQLite file or a PostgreSQL database. Every wait is bounded; the child
+ * harness kills leftovers (installChildTeardown in each test file).
+ */
+import pg from "pg";
+import { type Child, request, spawnNode, waitFor } from "../support/child-process.js";
+import { freePorts } from "./cluster-node.js";
+
+/** Start-up (tsx compile + join) on a loaded 2-core machine. */
+export const DEMO_START_TIMEOUT_MS = 40_000;
+export const DEMO_COMMAND_TIMEOUT_MS = 20_000;
+
+/** Where the accounts live. */
+export type DemoStore =
+  | { readonly kind: "sqlite"; readonly db: string }
+  | { readonly kind: "postgres"; readonly url: string; readonly prefix: string };
+
+export interface DemoCluster {
+  readonly ports: readonly number[];
+  readonly seedNodes: readonly string[];
+  readonly store: DemoStore;
+  readonly remember: boolean;
+  readonly accounts: number;
+}
+
+export async function demoCluster(
+  store: DemoStore,
+  options: { accounts: number; remember?: boolean; size?: number },
+): Promise<DemoCluster> {
+  const ports = await freePorts(options.size ?? 3);
+  return {
+    ports,
+    seedNodes: ports.map((p) => `127.0.0.1:${p}`),
+    store,
+    remember: options.remember ?? false,
+    accounts: options.accounts,
+  };
+}
+
+/** Starts member `index` of the cluster (again, after a crash: same port, same store). */
+export function startDemoNode(c: DemoCluster, index: number, logLevel = "warn"): Child {
+  const port = c.ports[index] as number;
+  const config = {
+    name: `n${index}`,
+    port,
+    seedNodes: c.seedNodes,
+    accounts: c.accounts,
+    db: c.store.kind === "sqlite" ? c.store.db : "",
+    ...(c.store.kind === "postgres" ? { pgUrl: c.store.url, pgTablePrefix: c.store.prefix } : {}),
+    remember: c.remember,
+  };
+  return spawnNode("examples/sharding-demo/node.ts", [JSON.stringify(config)], {
+    name: `n${index}:${port}`,
+    env: { SHARDKIT_LOG_LEVEL: logLevel },
+  });
+}
+
+export async function waitUp(nodes: readonly Child[]): Promise<void> {
+  await Promise.all(
+    nodes.map((n) => waitFor(n, (e) => e.event === "up", DEMO_START_TIMEOUT_MS, "member Up")),
+  );
+}
+
+export function cmd(
+  node: Child,
+  command: Readonly<Record<string, unknown>>,
+  timeoutMs = DEMO_COMMAND_TIMEOUT_MS,
+) {
+  return request(node, command, timeoutMs);
+}
+
+/** Per account persistence id: event count and lowest / highest sequence number. */
+export interface SeqRange {
+  readonly count: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+/** Reads the accounts' journal rows straight from the database. */
+export async function accountSequences(store: DemoStore): Promise<Map<string, SeqRange>> {
+  const q = (table: string) =>
+    `SELECT persistence_id AS pid, count(*) AS count, min(sequence_nr) AS min, max(sequence_nr) AS max
+     FROM ${table} WHERE persistence_id LIKE 'Account|%' GROUP BY persistence_id`;
+  type Row = { pid: string; count: number | string; min: number | string; max: number | string };
+  let rows: Row[];
+  if (store.kind === "sqlite") {
+    const Database = (await import("better-sqlite3")).default;
+    const db = new Database(store.db, { readonly: true, fileMustExist: true });
+    try {
+      rows = db.prepare(q("shardkit_journal")).all() as Row[];
+    } finally {
+      db.close();
+    }
+  } else {
+    const pool = new pg.Pool({ connectionString: store.url, max: 1 });
+    try {
+      rows = (await pool.query<Row>(q(`${store.prefix}journal`))).rows;
+    } finally {
+      await pool.end();
+    }
+  }
+  return new Map(
+    rows.map((r) => [r.pid, { count: Number(r.count), min: Number(r.min), max: Number(r.max) }]),
+  );
+}
+
+/** Drops the PostgreSQL tables of `prefix` (test teardown). */
+export async function dropPostgresTables(url: string, prefix: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    await pool.query(
+      `DROP TABLE IF EXISTS ${prefix}journal, ${prefix}journal_deleted, ${prefix}snapshot`,
+    );
+  } finally {
+    await pool.end();
+  }
+}

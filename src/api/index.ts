@@ -1,5 +1,4 @@
 export { ClusterNode, type ClusterNodeOptions } from "./cluster-node.js";
-export { CodecMismatchError, msgpackCodec } from "./codecs.js";
 export {
   type ClassicShardingOptions,
   ClusterSharding,
@@ -13,6 +12,7 @@ export {
   type ShardRegionState,
   type StateStoreMode,
 } from "./cluster-sharding.js";
+export { CodecMismatchError, msgpackCodec } from "./codecs.js";
 export {
   type EntityId,
   envelopeExtractor,

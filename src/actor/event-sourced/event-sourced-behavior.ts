@@ -335,8 +335,7 @@ function incarnation<C, E, S>(
     if (signal.type === "PostStop") {
       dropAll();
       o.onPostStop?.(state);
-    }
-    else if (signal.type === "PreRestart") flushForRestart();
+    } else if (signal.type === "PreRestart") flushForRestart();
     else return Behaviors.unhandled;
     return Behaviors.same;
   });

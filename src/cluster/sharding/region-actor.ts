@@ -9,7 +9,11 @@ import type { ActorRef } from "../../actor/actor-ref.js";
 import { ask } from "../../actor/ask.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
 import { RegionMachine } from "../../core/region/region-machine.js";
-import type { RegionSettings } from "../../core/region/region-settings.js";
+import {
+  perShardActiveLimit,
+  type RegionSettings,
+  resolveRegionSettings,
+} from "../../core/region/region-settings.js";
 import type { RegionInput, RegionOutput } from "../../core/region/region-types.js";
 import type { ShardSettings } from "../../core/shard/shard-settings.js";
 import type { Cluster } from "../membership/cluster.js";
@@ -103,6 +107,13 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
     const ids = new ActorIdRefs(options.remoting);
     const refOf = (id: string) => ids.refOf(id);
     const shardRefs = new Map<string, ActorRef<ShardCommand>>();
+    const activeEntityLimit = resolveRegionSettings(options.settings).activeEntityLimit;
+    /** Gives every local shard its share of the region's active-entity limit. */
+    const shareActiveLimit = () => {
+      if (activeEntityLimit === 0) return;
+      const limit = perShardActiveLimit(activeEntityLimit, shardRefs.size);
+      for (const ref of shardRefs.values()) ref.tell({ sk: "shard", t: "set-active-limit", limit });
+    };
     const identify = () =>
       options.coordinatorProxy.tell({
         sk: "sharding",
@@ -142,10 +153,13 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
               shard: msg.shard,
               messages: msg.messages.map((x) => ({ entityId: x.entityId, message: x.message })),
             });
-          else if (msg.t === "started") feed({ type: "shard-started-local", shard: msg.shard });
-          else {
+          else if (msg.t === "started") {
+            feed({ type: "shard-started-local", shard: msg.shard });
+            shareActiveLimit();
+          } else {
             shardRefs.delete(msg.shard);
             feed({ type: "local-shard-stopped", shard: msg.shard });
+            shareActiveLimit();
           }
           return;
         }

@@ -37,6 +37,7 @@ export type ShardCommand =
   | { readonly sk: "shard"; readonly t: "timer"; readonly key: string }
   | { readonly sk: "shard"; readonly t: "stop" }
   | { readonly sk: "shard"; readonly t: "entities"; readonly replyTo: ActorRef<readonly string[]> }
+  | { readonly sk: "shard"; readonly t: "set-active-limit"; readonly limit: number }
   | RememberCommand;
 
 /** Results of the remember-entities store, fed back to the shard actor. */
@@ -128,6 +129,9 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
             return Behaviors.stopped;
           case "entities":
             m.replyTo.tell(machine.liveEntityIds());
+            return;
+          case "set-active-limit":
+            feed({ type: "set-active-limit", limit: m.limit });
             return;
           default:
             if (remember !== undefined) onRemember(ctx, options, remember, m, feed);

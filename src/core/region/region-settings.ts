@@ -33,6 +33,12 @@ export interface RegionSettings {
    * "not registered" warning (ms, >= 1).
    */
   readonly warnIntervalMs: number;
+  /**
+   * Most active entities in this region (0 = no limit). Divided evenly over the region's
+   * active shards; a shard over its share passivates its least recently used entities.
+   * Off while rememberEntities is on.
+   */
+  readonly activeEntityLimit: number;
 }
 
 /** Defaults (retry interval and buffer size are the classic Akka values). */
@@ -41,6 +47,7 @@ export const DEFAULT_REGION_SETTINGS: RegionSettings = Object.freeze({
   registrationRetryMinMs: 100,
   bufferSizeMax: 100_000,
   warnIntervalMs: 10_000,
+  activeEntityLimit: 0,
 });
 
 const RULES: RulesOf<RegionSettings> = {
@@ -48,6 +55,7 @@ const RULES: RulesOf<RegionSettings> = {
   registrationRetryMinMs: ms(1),
   bufferSizeMax: int(1),
   warnIntervalMs: ms(1),
+  activeEntityLimit: int(0),
 };
 
 /** Defaults merged with `overrides`, validated; throws ConfigError naming a bad key. */
@@ -68,4 +76,13 @@ export function resolveRegionSettings(
 /** Wait before registration attempt `attempt + 1`: min doubled per attempt, capped. */
 export function registrationDelayMs(s: RegionSettings, attempt: number): number {
   return Math.min(s.retryIntervalMs, s.registrationRetryMinMs * 2 ** Math.min(attempt, 30));
+}
+
+/**
+ * The active-entity limit of each shard when a region with `regionLimit` (0 = none) hosts
+ * `activeShards` shards: an even share, at least 1; Infinity when there is no limit.
+ */
+export function perShardActiveLimit(regionLimit: number, activeShards: number): number {
+  if (regionLimit <= 0) return Number.POSITIVE_INFINITY;
+  return Math.max(1, Math.floor(regionLimit / Math.max(1, activeShards)));
 }

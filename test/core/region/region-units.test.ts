@@ -22,6 +22,7 @@ describe("region settings", () => {
       registrationRetryMinMs: 100,
       bufferSizeMax: 100_000,
       warnIntervalMs: 10_000,
+      activeEntityLimit: 0,
     });
   });
 
@@ -29,6 +30,9 @@ describe("region settings", () => {
     expect(() => resolveRegionSettings({ bufferSizeMax: 0 })).toThrow(ConfigError);
     expect(() => resolveRegionSettings({ retryIntervalMs: -1 })).toThrow(/region.retryIntervalMs/);
     expect(() => resolveRegionSettings({ bufferSizeMax: 1.5 })).toThrow(/region.bufferSizeMax/);
+    expect(() => resolveRegionSettings({ activeEntityLimit: -1 })).toThrow(
+      /region.activeEntityLimit/,
+    );
     expect(() => resolveRegionSettings({ retryIntervalMz: 5 } as never)).toThrow(ConfigError);
     expect(() =>
       resolveRegionSettings({ registrationRetryMinMs: 3_000, retryIntervalMs: 2_000 }),

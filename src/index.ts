@@ -44,9 +44,26 @@ export {
   type SingletonHost,
   SingletonNameTakenError,
 } from "./cluster/singleton/index.js";
+export type { ConsistentHashingSettings } from "./core/coordinator/allocation/consistent-hashing.js";
+export type { LeastShardSettings } from "./core/coordinator/allocation/least-shard.js";
+export type {
+  RebalanceClusterFacts,
+  RegionMember,
+  RegionView,
+} from "./core/coordinator/allocation/region-view.js";
+export type { ThresholdRebalanceSettings } from "./core/coordinator/allocation/threshold-rebalance.js";
+export type { CoordinatorSettings } from "./core/coordinator/coordinator-settings.js";
+export {
+  type CoordinatorAllocationStrategy,
+  consistentHashingStrategy,
+  leastShardStrategy,
+  thresholdStrategy,
+} from "./core/coordinator/coordinator-strategy.js";
 export type { SbrSettings } from "./core/downing/sbr-settings.js";
 export type { ClusterEvent } from "./core/membership/cluster-events.js";
 export type { ClusterSettings } from "./core/membership/cluster-settings.js";
+export type { RegionSettings } from "./core/region/region-settings.js";
+export type { ShardSettings } from "./core/shard/shard-settings.js";
 export * from "./core/shutdown/index.js";
 export { MemoryJournal, type MemoryJournalOptions } from "./persistence/memory/memory-journal.js";
 export { MemoryLease, MemoryLeaseStore } from "./persistence/memory/memory-lease.js";

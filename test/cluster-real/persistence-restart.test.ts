@@ -2,8 +2,9 @@
  * P4 (and the "full cluster restart" part of S11) with real processes: a 3-node cluster
  * of the `npm start` demo node with remembered, event-sourced accounts and the persistent
  * coordinator store, on one SQLite file — and on PostgreSQL when SHARDKIT_PG_URL is set
- * (else a visible SKIP line). Deposits go to 30 accounts; every process is killed
- * (SIGKILL); a new cluster starts on the same ports and store. Without any message to
+ * (else a visible SKIP line). Deposits go to 30 accounts; one member is killed (SIGKILL)
+ * and its remembered accounts start on the other two without a message (S11 crash); then
+ * the other two are killed and a new cluster starts on the same ports and store. Without any message to
  * them, the 30 accounts run again (remembered entities), the new coordinator recovered
  * its allocations from the journal, and every balance is what it was.
  */
@@ -82,7 +83,17 @@ describe.each(stores)("P4 on %s: full cluster stop and start", (_name, makeStore
       first.map(async (n) => Number((await cmd(n, { cmd: "stats" })).entities)),
     );
     expect(spread.filter((k) => k > 0).length).toBeGreaterThan(1);
-    await Promise.all(first.map((n) => kill(n, "SIGKILL")));
+    // S11 crash: kill -9 of a member; once it is downed, its remembered accounts start on
+    // the other two without any message.
+    const victim = (spread[2] as number) > 0 ? 2 : 1;
+    await kill(first[victim] as Child, "SIGKILL");
+    const survivors = first.filter((_, i) => i !== victim);
+    await until(
+      "the killed member's remembered accounts run on the survivors",
+      async () => (await liveEntities(survivors)) === ACCOUNTS,
+      40_000,
+    );
+    await Promise.all(survivors.map((n) => kill(n, "SIGKILL")));
 
     // The new cluster: info logs, to see the coordinator load its state.
     const second = [0, 1, 2].map((i) => startDemoNode(c, i, "info"));

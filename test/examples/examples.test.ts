@@ -86,6 +86,15 @@ describe("examples", () => {
     expect(code).toBe(0);
   }, 40_000);
 
+  it("the README persistence example: an event-sourced, remembered cart on SQLite survives a restart", async () => {
+    const port = 41_000 + (process.pid % 5_000) * 2;
+    const { code, out } = await run(["examples/readme-persistence.ts", String(port)], 40_000);
+    expect(out).toContain("round 1: tea, scones");
+    expect(out).toContain("round 2: cart-42 restarted without a message (remembered)");
+    expect(out).toContain("round 2: tea, scones");
+    expect(code).toBe(0);
+  }, 50_000);
+
   it("the outbox demo redelivers unconfirmed messages after a restart on SQLite", async () => {
     const { code, out } = await run(["examples/outbox-demo.ts"], 30_000);
     expect(out).toMatch(/run 1: 20 sent, \d+ deliveries, \d+ lost, 6 unconfirmed at the crash/);

@@ -20,6 +20,7 @@
  * - `balances {accounts}` -> `{ sum, count, balances: { accountId: balance } }` over
  *   account-0 .. account-(accounts-1);
  * - `probe` -> `{ account, balance }` of one account live on this node (if any);
+ * - `regions` -> `{ regions }`: how many regions the coordinator has registered;
  * - `stop-load` -> stops the load generator, `{ completed, failed }`;
  * - `shutdown` -> replies, runs `node.shutdown()` (shards handed off, leave, stop), prints
  *   `{"event":"shutdown-done"}` and exits 0.
@@ -249,6 +250,8 @@ async function handle(c: Command): Promise<Record<string, unknown>> {
     }
     case "balance":
       return { balance: await balanceOf(String(c.account)) };
+    case "regions":
+      return { regions: (await sharding.getCurrentRegions(Account)).length };
     case "probe": {
       const account = [...live.keys()].sort()[0];
       return account === undefined ? {} : { account, balance: await balanceOf(account) };

@@ -63,6 +63,19 @@ export async function waitUp(nodes: readonly Child[]): Promise<void> {
   );
 }
 
+/** Waits until every member is Up and the coordinator has registered `regions` regions. */
+export async function waitRegions(nodes: readonly Child[], regions = nodes.length): Promise<void> {
+  await waitUp(nodes);
+  const t0 = Date.now();
+  for (;;) {
+    const r = await cmd(nodes[0] as Child, { cmd: "regions" }).catch(() => undefined);
+    if (Number(r?.regions) >= regions) return;
+    if (Date.now() - t0 > DEMO_START_TIMEOUT_MS)
+      throw new Error(`only ${String(r?.regions)} of ${regions} regions registered`);
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
 export function cmd(
   node: Child,
   command: Readonly<Record<string, unknown>>,

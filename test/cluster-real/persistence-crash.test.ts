@@ -20,6 +20,7 @@ import {
   demoCluster,
   dropPostgresTables,
   startDemoNode,
+  waitRegions,
   waitUp,
 } from "./demo-cluster.js";
 
@@ -55,7 +56,7 @@ describe.each(stores)("P2 on %s: kill -9 while entities persist", (_name, makeSt
     const store = makeStore();
     const c = await demoCluster(store, { accounts: ACCOUNTS });
     const nodes = [0, 1, 2].map((i) => startDemoNode(c, i));
-    await waitUp(nodes);
+    await waitRegions(nodes);
     const [n0, n1, n2] = nodes as [(typeof nodes)[0], (typeof nodes)[0], (typeof nodes)[0]];
     await cmd(n0, { cmd: "balances", accounts: ACCOUNTS }, 60_000); // every account started
     const onN1 = Number((await cmd(n1, { cmd: "stats" })).entities);

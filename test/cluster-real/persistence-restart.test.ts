@@ -20,6 +20,7 @@ import {
   demoCluster,
   dropPostgresTables,
   startDemoNode,
+  waitRegions,
   waitUp,
 } from "./demo-cluster.js";
 
@@ -69,7 +70,7 @@ describe.each(stores)("P4 on %s: full cluster stop and start", (_name, makeStore
     const store = makeStore();
     const c = await demoCluster(store, { accounts: ACCOUNTS, remember: true });
     const first = [0, 1, 2].map((i) => startDemoNode(c, i));
-    await waitUp(first);
+    await waitRegions(first);
     const n0 = first[0] as Child;
     const expected: Record<string, number> = {};
     for (let i = 0; i < ACCOUNTS; i++) {

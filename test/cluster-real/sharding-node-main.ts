@@ -39,7 +39,8 @@
  * - `region-state`, `regions`, `stats {timeoutMs?}`, `location {entityId}`: the
  *   ClusterSharding queries;
  * - `passivate {ids}`: sends `passivate` to each;
- * - `leave {address?}` (default: this node), `shutdown` (node.shutdown("user")), `exit`.
+ * - `join {address}` (for a node started without seed nodes), `leave {address?}` (default:
+ *   this node), `shutdown` (node.shutdown("user")), `exit`.
  */
 import { type ActorRef, Behaviors } from "../../src/actor/index.js";
 import {
@@ -359,6 +360,9 @@ async function handle(c: Command): Promise<Record<string, unknown>> {
       for (const id of idsOf(c)) sharding.entityRefFor(key, id).tell({ type: "passivate" });
       return {};
     }
+    case "join":
+      node.cluster.join(String(c.address));
+      return {};
     case "leave":
       node.cluster.leave(typeof c.address === "string" ? c.address : selfHostPort);
       return {};

@@ -44,6 +44,8 @@ export interface NodeSpec {
   readonly name: string;
   readonly roles?: readonly string[];
   readonly types: readonly EntityTypeConfig[];
+  /** Start without seed nodes: the node joins on a `join` command (see joinNow). */
+  readonly joinLater?: boolean;
 }
 
 export function startShardingNode(
@@ -58,7 +60,8 @@ export function startShardingNode(
 /**
  * Starts one child per spec at once, on ascending free ports (so the first spec is the
  * oldest member: the lowest address, first seed); all of them are seed nodes unless
- * `seeds` says how many of the first ones are. Returns the nodes and the seed list.
+ * `seeds` says how many of the first ones are. Nodes with `joinLater` get no seed nodes.
+ * Returns the nodes and the seed list.
  */
 export async function startShardingNodes(
   specs: readonly NodeSpec[],
@@ -67,9 +70,14 @@ export async function startShardingNodes(
   const ports = (await freePorts(specs.length)).sort((a, b) => a - b);
   const seedNodes = seedNodesOf(ports.slice(0, seeds));
   const nodes = await Promise.all(
-    specs.map((s, i) => startShardingNode(s, ports[i] as number, seedNodes)),
+    specs.map((s, i) => startShardingNode(s, ports[i] as number, s.joinLater ? [] : seedNodes)),
   );
   return { nodes, seedNodes };
+}
+
+/** Makes a node started with `joinLater` join the cluster through `seed` ("host:port"). */
+export async function joinNow(node: ShardingNode, seed: string): Promise<void> {
+  await cmd(node, "join", { address: seed });
 }
 
 /** SIGKILLs `node` and records when it was gone (its entities died then). */
@@ -332,15 +340,15 @@ export function logLines(node: ClusterNode, pattern: RegExp): ChildEvent[] {
   return node.child.events.filter((e) => e.event === "log" && pattern.test(String(e.msg)));
 }
 
-/** Polls `check` every 50 ms until it returns a value other than undefined; fails after timeoutMs. */
+/** Polls `check` every 50 ms until it yields a value other than undefined; fails after timeoutMs. */
 export async function until<T>(
-  check: () => T | undefined,
+  check: () => T | undefined | Promise<T | undefined>,
   timeoutMs: number,
   what: string,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = check();
+    const v = await check();
     if (v !== undefined) return v;
     if (Date.now() > deadline)
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

@@ -16,7 +16,7 @@
  * - S16: "Ghost" (role nobody has) and "Half" (not started on A, the oldest, where its
  *   coordinator must run): repeated warnings naming the cause; nobody crashes.
  * Throughout: never two live incarnations of an entity (incarnationViolations), and every
- * message of every sender delivered exactly once, in order (deliveryProblems).
+ * message of every sender delivered exactly once, in order (checkDelivery).
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { installChildTeardown } from "../support/child-teardown.js";

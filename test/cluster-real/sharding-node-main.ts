@@ -20,10 +20,9 @@
  *   (whatever started it: the `shutdown` command, SIGTERM, leaving, being downed); the
  *   process exits 0 once it is over.
  *
- * The counter entity: `add {n, from, seq}` adds n and records, per sender `from`, the
- * first and last `seq`, how many arrived and how many arrived out of order (seq !=
- * previous + 1); `get` answers an EntityReport; `passivate` asks its shard to passivate it
- * (printing `{"event":"passivating",...}` right after) with the stop message
+ * The counter entity: `add {n, from, seq}` adds n and records, per sender `from`, a
+ * SenderTally of the seqs; `get` answers an EntityReport; `passivate` asks its shard to
+ * passivate it (printing `{"event":"passivating",...}` right after) with the stop message
  * `linger-stop`, on which it stays alive PASSIVATION_LINGER_MS more before it stops.
  *
  * Commands (one JSON line each with `id`; one reply line each; `type` defaults to the
@@ -90,12 +89,20 @@ export interface ShardingNodeConfig {
   readonly logLevel?: LogLevel;
 }
 
-/** Per sender: the first and last seq seen, how many, how many out of order. */
+/**
+ * Per sender: the first and last seq received, the lowest and highest, how many, how many
+ * arrived out of order (seq != previous + 1) and how many were repeats of one received
+ * before. `count === max - min + 1` with no repeat means every seq in min..max arrived
+ * exactly once.
+ */
 export interface SenderTally {
   first: number;
   last: number;
+  min: number;
+  max: number;
   count: number;
   bad: number;
+  dup: number;
 }
 
 /** What a counter incarnation reports (get, and entity-stopped). */
@@ -185,6 +192,7 @@ function counter(type: string, entityId: string, passivate: (stopMessage: Counte
     let total = 0;
     let count = 0;
     const senders: Record<string, SenderTally> = {};
+    const seqs = new Map<string, Set<number>>();
     const report = (): EntityReport => ({ ...base, total, count, senders });
     return Behaviors.receive<CounterMsg>(
       (ctx, m) => {
@@ -192,11 +200,27 @@ function counter(type: string, entityId: string, passivate: (stopMessage: Counte
           total += m.n;
           count++;
           const s = senders[m.from];
-          if (s === undefined) senders[m.from] = { first: m.seq, last: m.seq, count: 1, bad: 0 };
+          const seen = seqs.get(m.from) ?? new Set<number>();
+          seqs.set(m.from, seen);
+          const dup = seen.has(m.seq) ? 1 : 0;
+          seen.add(m.seq);
+          if (s === undefined)
+            senders[m.from] = {
+              first: m.seq,
+              last: m.seq,
+              min: m.seq,
+              max: m.seq,
+              count: 1,
+              bad: 0,
+              dup,
+            };
           else {
             if (m.seq !== s.last + 1) s.bad++;
             s.last = m.seq;
+            s.min = Math.min(s.min, m.seq);
+            s.max = Math.max(s.max, m.seq);
             s.count++;
+            s.dup += dup;
           }
         } else if (m.type === "get") m.replyTo.tell(report());
         else if (m.type === "passivate") {

@@ -6,7 +6,7 @@
  *   by their shared-clock time `t` (a stop before a start at the same ms; a SIGKILLed
  *   child's live incarnations end when it exited): never two live incarnations of one
  *   entity at once;
- * - `deliveryProblems`: every incarnation's final tally (entity-stopped lines, and `get`
+ * - `checkDelivery`: every incarnation's final tally (entity-stopped lines, and `get`
  *   reports for the live ones), chained in start order, must account for every message
  *   each sender sent, exactly once and in the order sent.
  *
@@ -246,20 +246,35 @@ export function incarnationViolations(nodes: readonly ShardingNode[], type: stri
   return violations;
 }
 
+/** How strictly checkDelivery treats the order of one sender's messages. */
+export type OrderCheck =
+  /** Every message of a sender reached its counter in the order sent. */
+  | "strict"
+  /** Reordered messages are only counted (see the KNOWN ISSUE in sharding-leave.test.ts). */
+  | "count";
+
+export interface DeliveryCheck {
+  readonly problems: string[];
+  /** Messages that arrived after a later one of the same sender. */
+  readonly reordered: number;
+}
+
 /**
- * Checks that the incarnations of each of `entityIds` together received every message
- * of every sender exactly once, in order: per sender, each incarnation's seq range must
- * continue where the previous one ended, without gaps, repeats or reordering, and the
- * last must end at the number sent. `live` are `get` reports of the live incarnations;
- * stopped ones come from the entity-stopped lines. Returns the problems found.
+ * Checks that the incarnations of each of `entityIds` together received every message of
+ * every sender exactly once: per sender, each incarnation's seqs must be exactly
+ * min..max (no gap, no repeat), continue where the previous incarnation's ended, and
+ * the last must end at the number sent; with `order: "strict"` also in the order sent.
+ * `live` are `get` reports of the live incarnations; stopped ones come from the
+ * entity-stopped lines.
  */
-export function deliveryProblems(
+export function checkDelivery(
   nodes: readonly ShardingNode[],
   type: string,
   entityIds: readonly string[],
   sent: Readonly<Record<string, SentCounts>>,
   live: readonly EntityReport[],
-): string[] {
+  order: OrderCheck = "strict",
+): DeliveryCheck {
   const startT = new Map<string, number>();
   const reports = new Map<string, EntityReport>();
   for (const e of entityLines(nodes, type)) {
@@ -273,6 +288,7 @@ export function deliveryProblems(
     list.sort((a, b) => (startT.get(a.inc) ?? 0) - (startT.get(b.inc) ?? 0));
 
   const problems: string[] = [];
+  let reordered = 0;
   for (const id of entityIds) {
     const incs = byId.get(id) ?? [];
     let sentTotal = 0;
@@ -283,17 +299,19 @@ export function deliveryProblems(
       for (const r of incs) {
         const tally: SenderTally | undefined = r.senders[sender];
         if (tally === undefined) continue;
-        if (tally.bad > 0)
+        reordered += tally.bad;
+        if (tally.bad > 0 && order === "strict")
           problems.push(`${id} from ${sender}: ${tally.bad} out of order in ${r.inc}`);
-        if (tally.first !== next)
+        if (tally.dup > 0) problems.push(`${id} from ${sender}: ${tally.dup} repeated in ${r.inc}`);
+        if (tally.min !== next)
           problems.push(
-            `${id} from ${sender}: incarnation ${r.inc} starts at seq ${tally.first}, expected ${next} (${tally.first > next ? "lost" : "repeated"})`,
+            `${id} from ${sender}: incarnation ${r.inc} starts at seq ${tally.min}, expected ${next} (${tally.min > next ? "lost" : "repeated"})`,
           );
-        if (tally.count !== tally.last - tally.first + 1)
+        if (tally.count !== tally.max - tally.min + 1)
           problems.push(
-            `${id} from ${sender}: ${r.inc} got ${tally.count} for seqs ${tally.first}..${tally.last}`,
+            `${id} from ${sender}: ${r.inc} got ${tally.count} for seqs ${tally.min}..${tally.max}`,
           );
-        next = tally.last + 1;
+        next = tally.max + 1;
       }
       if (next - 1 !== n)
         problems.push(`${id} from ${sender}: last seq received ${next - 1} of ${n} sent`);
@@ -304,13 +322,13 @@ export function deliveryProblems(
         `${id}: ${received} messages over ${incs.length} incarnation(s), sent ${sentTotal}`,
       );
   }
-  return problems;
+  return { problems, reordered };
 }
 
 /**
- * Polls the live incarnations of `entityIds` through `via` until deliveryProblems finds
+ * Polls the live incarnations of `entityIds` through `via` until checkDelivery finds
  * nothing (messages still in flight settle), or fails after `timeoutMs` with the problems.
- * Returns the reports.
+ * Returns the reports and the number of reordered messages.
  */
 export async function expectAllDelivered(
   nodes: readonly ShardingNode[],
@@ -319,17 +337,18 @@ export async function expectAllDelivered(
   entityIds: readonly string[],
   sent: Readonly<Record<string, SentCounts>>,
   timeoutMs: number,
-): Promise<EntityReport[]> {
+  order: OrderCheck = "strict",
+): Promise<{ reports: EntityReport[]; reordered: number }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const live = await getReports(via, entityIds, { type, timeoutMs: 3_000, retryForMs: 3_000 });
-    const problems = deliveryProblems(nodes, type, entityIds, sent, live);
+    const { problems, reordered } = checkDelivery(nodes, type, entityIds, sent, live, order);
     if (problems.length === 0 || Date.now() > deadline) {
       expect(
         problems.slice(0, PROBLEMS_SHOWN),
         `delivery of ${type} (first of ${problems.length} problems)`,
       ).toEqual([]);
-      return live;
+      return { reports: live, reordered };
     }
     await new Promise((r) => setTimeout(r, 300));
   }

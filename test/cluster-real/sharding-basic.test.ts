@@ -139,7 +139,7 @@ describe("S real: sharding basics on one growing cluster (A, B workers; C proxy)
     for (const r of reports) {
       expect(r.total, r.id).toBe(6);
       expect(r.node).toBe(a.hostPort);
-      expect(r.senders[a.hostPort]).toEqual({ first: 1, last: 3, count: 3, bad: 0 });
+      expect(r.senders[a.hostPort]).toMatchObject({ first: 1, last: 3, count: 3, bad: 0, dup: 0 });
     }
     expect(
       startedOn(a, COUNTER)

@@ -6,7 +6,8 @@
  *   every 100 ms; C joins. Shards move to C (rebalance every 500 ms, one shard a round)
  *   until the spread is within the least-shard strategy's limit (max - min <= 1). Every
  *   message sent meanwhile reaches its counter exactly once and in the order its sender
- *   sent it (deliveryProblems over all incarnations); never two live incarnations.
+ *   sent it (checkDelivery over all incarnations; order only counted: KNOWN ISSUE in
+ *   sharding-leave.test.ts); never two live incarnations.
  * - S5: C, hosting shards now, is killed with SIGKILL; once the survivors have downed it,
  *   its shards are allocated again and every counter answers from A or B. The time from
  *   the kill to the last answer is printed.

@@ -4,9 +4,12 @@
  * Rebalance is off, so shards move only because their region goes away. 100 counters;
  * C and D send one add to each every 100 ms while nodes go.
  *
- * - S8: A (the oldest: it runs the coordinator) leaves by itself and B is told to leave
- *   by D, at once. Both hand their shards off and exit 0; the shards of C and D stay
- *   where they were; A's and B's move to C and D; every counter answers.
+ * - S8: A (the oldest: it runs the coordinator) leaves by itself (`cluster.leave(self)`)
+ *   and D makes B leave (`cluster.leave(B)`), at once. Both run their coordinated
+ *   shutdown ("cluster-leaving"), hand their shards off before the leader removes them
+ *   (the exiting-tasks hold; without it B's buffered messages were lost), and exit 0; the
+ *   shards of C and D stay where they were; A's and B's move to C and D; every counter
+ *   answers.
  * - S9: E joins (an empty region: every shard in use has a home) and gets SIGTERM: it
  *   exits 0 at once and nothing moves. Then C, now the oldest and the coordinator's node,
  *   gets SIGTERM: its shards are handed off to D, it exits 0, and all 100 counters answer
@@ -20,14 +23,6 @@
  * sender's own buffer (later messages) goes straight to the new owner: the two paths race
  * and the late one can arrive after later messages of the same sender. Akka has the same
  * race; SCENARIOS S7/S9 ask for order per sender, which would need a protocol change.
- *
- * KNOWN ISSUE (not run here): when a member is made to leave by another node
- * (`cluster.leave(other)`) or by `cluster.leave(self)`, the leader removes it once it is
- * Exiting, without waiting for its coordinated shutdown to pass the
- * cluster-sharding-shutdown-region phase (Akka holds removal until the exiting node's
- * ExitingConfirmed after its exiting tasks). A region still handing off is cut off and the
- * messages it buffered are lost. S8 therefore leaves through `node.shutdown()`, which
- * hands off before it leaves.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { murmur3ShardId } from "../../src/core/sharding/shard-id.js";
@@ -136,7 +131,8 @@ describe("S real: leaving and graceful shutdown (A, B, C, D; E joins later)", ()
       expect(before.get(n.hostPort)?.length ?? 0, `${n.name} hosts shards`).toBeGreaterThan(0);
 
     const leftAt = Date.now();
-    await Promise.all([cmd(a, "shutdown"), cmd(b, "shutdown")]);
+    await cmd(a, "leave");
+    await cmd(d, "leave", { address: b.hostPort });
     const exits = await Promise.all([exitOf(a), exitOf(b)]);
     expect(exits).toEqual([
       { code: 0, signal: null },
@@ -144,7 +140,9 @@ describe("S real: leaving and graceful shutdown (A, B, C, D; E joins later)", ()
     ]);
     const exitedMs = Date.now() - leftAt;
     for (const n of [a, b])
-      expect(n.child.events.find((x) => x.event === "shutdown-started")?.reason).toBe("user");
+      expect(n.child.events.find((x) => x.event === "shutdown-started")?.reason).toBe(
+        "cluster-leaving",
+      );
     await waitAllUp([c, d], [c, d], EXIT_TIMEOUT_MS);
     // The load keeps every shard in use: A's and B's get new homes on C and D.
     const after = await allocated(d);

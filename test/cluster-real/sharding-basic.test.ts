@@ -247,36 +247,40 @@ describe("S real: sharding basics on one growing cluster (A, B workers; C proxy)
     expect(fresh?.total).toBe(0);
     expect(stopLines([a, b], (e) => e.id === "one-1")).toHaveLength(1);
 
-    // Idle passivation: idle-0..2 get one message; busy-0 one every 250 ms for 2.5 s.
+    // Idle passivation: idle-0..2 get one message; busy-0 gets one every 100 ms for 2.5 s
+    // (sent by A's own timer, so a slow test runner cannot make it look idle).
     const idleIds = ids("idle", 3);
     await tell(a, idleIds, { type: "Idle" });
     const sentAt = Date.now();
-    for (let i = 0; i < 10; i++) {
-      await tell(a, ["busy-0"], { type: "Idle" });
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await cmd(a, "load", { type: "Idle", ids: ["busy-0"], intervalMs: 100 });
+    await new Promise((r) => setTimeout(r, 2_500));
+    const busySent = ((await cmd(a, "load-stop", { type: "Idle" })).sent as SentCounts)["busy-0"];
     const busyUntil = Date.now();
-    const idleStops = [a, b].flatMap((n) =>
-      n.child.events.filter((e) => e.event === "entity-stopped" && e.type === "Idle"),
+    const idleStops = await until(
+      () => {
+        const l = stopLines([a, b], (e) => e.type === "Idle" && idleIds.includes(String(e.id)));
+        return l.length === idleIds.length ? l : undefined;
+      },
+      5_000,
+      "idle-0..2 passivated",
     );
-    expect(idleStops.map((e) => e.id).sort()).toEqual(idleIds);
     for (const e of idleStops) {
       const afterMs = Number(e.t) - sentAt;
       expect(afterMs, `${e.id} idle-stopped after`).toBeGreaterThanOrEqual(IDLE_MS - 100);
-      expect(afterMs).toBeLessThan(IDLE_MS + 1_500);
+      expect(afterMs).toBeLessThan(IDLE_MS + 3_000);
       expect(e.count).toBe(1);
     }
-    const busyHost = [a, b].find((n) => startedOn(n, "Idle").some((e) => e.id === "busy-0"));
-    expect(busyHost, "busy-0 started").toBeDefined();
-    const busyStop = () =>
-      (busyHost as ShardingNode).child.events.find(
-        (e) => e.event === "entity-stopped" && e.id === "busy-0",
-      );
-    expect(busyStop(), "busy-0 is not passivated while busy").toBeUndefined();
-    const deadline = busyUntil + IDLE_MS + 3_000;
-    while (busyStop() === undefined && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 100));
-    expect(busyStop()?.count, "busy-0 passivated once idle, with all 10 messages").toBe(10);
+    const busyStops = () => stopLines([a, b], (e) => e.type === "Idle" && e.id === "busy-0");
+    expect(
+      busyStops().filter((e) => Number(e.t) < busyUntil - IDLE_MS),
+      "busy-0 not passivated while busy",
+    ).toEqual([]);
+    const [busyStop] = await until(
+      () => (busyStops().length > 0 ? busyStops() : undefined),
+      IDLE_MS + 5_000,
+      "busy-0 passivated once idle",
+    );
+    expect(busyStop?.count, "busy-0's one incarnation got every message").toBe(busySent);
     expect(incarnationViolations([a, b, c], "Idle")).toEqual([]);
   }, 20_000);
 

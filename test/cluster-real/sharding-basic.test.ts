@@ -329,6 +329,7 @@ describe("S real: sharding basics on one growing cluster (A, B workers; C proxy)
     console.log(`[S16] A: ${String(buffered[0]?.msg)}`);
     // "Half": started on B and C, not on A (the oldest, where its coordinator runs).
     await tell(b, ["h-1"], { type: "Half" });
+    await waitForLogLines(b, /"Half".*1 message\(s\) buffered/, 1, 3 * WARN_INTERVAL_MS);
     for (const n of [b, c]) {
       const lines = await waitForLogLines(n, /"Half"/, 2, 4 * WARN_INTERVAL_MS);
       console.log(`[S16] ${n.name}: ${String(lines.at(-1)?.msg)}`);

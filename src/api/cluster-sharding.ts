@@ -291,6 +291,7 @@ export class ClusterSharding {
     const region = system.core.systemGuardian.spawnChild(
       regionBehavior({
         typeName: name,
+        role: t.role,
         member: uniqueAddressToString(cluster.self),
         remoting,
         cluster,

@@ -22,15 +22,19 @@
  * `{"event":"self-removed","reason":...}`, terminates the system and exits with code 0.
  * It also exits when stdin closes (the test runner is gone). Logs go to stderr.
  */
-import { createInterface } from "node:readline";
+
 import { ActorSystem } from "../../src/actor/index.js";
 import { Cluster, type ClusterOptions } from "../../src/cluster/membership/index.js";
 import { Remoting } from "../../src/cluster/remoting/index.js";
-import type { ClusterEvent } from "../../src/core/membership/cluster-events.js";
-import type { Member } from "../../src/core/membership/member.js";
-import type { UniqueAddress } from "../../src/core/membership/unique-address.js";
 import type { LogLevel } from "../../src/ports/logger.js";
 import { createNodeRuntime, nodeCrypto, TcpTransport } from "../../src/runtime/node/index.js";
+import {
+  type Command,
+  clusterStateReply,
+  emit,
+  emitClusterEvents,
+  serveCommands,
+} from "./child-io.js";
 import {
   FAST_CLUSTER_SETTINGS,
   FAST_FAILURE_DETECTOR,
@@ -48,21 +52,7 @@ export interface ClusterNodeConfig {
   readonly logLevel?: LogLevel;
 }
 
-type Command = Readonly<Record<string, unknown>> & { readonly cmd: string; readonly id: number };
-
 const config = JSON.parse(process.argv[2] ?? "{}") as ClusterNodeConfig;
-
-function emit(event: Record<string, unknown>): void {
-  process.stdout.write(`${JSON.stringify(event)}\n`);
-}
-
-const hostPortOf = (u: UniqueAddress): string => `${u.address.host}:${u.address.port}`;
-const memberInfo = (m: Member) => ({
-  hostPort: hostPortOf(m.uniqueAddress),
-  uid: m.uniqueAddress.uid,
-  status: m.status,
-  upNumber: m.upNumber,
-});
 
 const runtime = createNodeRuntime({ logLevel: config.logLevel ?? "warn" });
 const system = ActorSystem.create({ name: "sk", runtime });
@@ -92,39 +82,12 @@ const cluster = Cluster.start(system, remoting, {
   },
 });
 
-function describeEvent(e: ClusterEvent): Record<string, unknown> {
-  switch (e.type) {
-    case "leader-changed":
-      return { leader: e.leader === undefined ? null : hostPortOf(e.leader) };
-    case "role-leader-changed":
-      return { role: e.role, leader: e.leader === undefined ? null : hostPortOf(e.leader) };
-    case "member-removed":
-      return {
-        member: hostPortOf(e.member.uniqueAddress),
-        status: e.member.status,
-        previousStatus: e.previousStatus,
-      };
-    default:
-      return { member: hostPortOf(e.member.uniqueAddress), status: e.member.status };
-  }
-}
-
-cluster.subscribe((e) =>
-  emit({ event: "cluster", type: e.type, t: Date.now(), ...describeEvent(e) }),
-);
+emitClusterEvents(cluster);
 
 async function handle(c: Command): Promise<Record<string, unknown>> {
   switch (c.cmd) {
-    case "state": {
-      const s = cluster.state;
-      return {
-        self: cluster.selfMember === undefined ? null : memberInfo(cluster.selfMember),
-        members: s.members.map(memberInfo),
-        unreachable: s.unreachable.map((m) => hostPortOf(m.uniqueAddress)),
-        leader: s.leader === undefined ? null : hostPortOf(s.leader),
-        convergence: s.convergence,
-      };
-    }
+    case "state":
+      return clusterStateReply(cluster);
     case "leave":
       cluster.leave(String(c.address));
       return {};
@@ -141,27 +104,7 @@ async function handle(c: Command): Promise<Record<string, unknown>> {
   }
 }
 
-createInterface({ input: process.stdin })
-  .on("line", (line) => {
-    let c: Command;
-    try {
-      c = JSON.parse(line) as Command;
-    } catch {
-      emit({ event: "reply", id: null, ok: false, error: `not JSON: ${line}` });
-      return;
-    }
-    handle(c).then(
-      (result) => emit({ event: "reply", id: c.id, ok: true, ...result }),
-      (error: unknown) =>
-        emit({
-          event: "reply",
-          id: c.id,
-          ok: false,
-          error: error instanceof Error ? error.message : String(error),
-        }),
-    );
-  })
-  .on("close", () => void shutdown(0));
+serveCommands(handle, () => void shutdown(0));
 
 emit({
   event: "ready",

@@ -84,10 +84,20 @@ export function seedNodesOf(ports: readonly number[]): string[] {
   return ports.map((p) => `127.0.0.1:${p}`);
 }
 
-export async function startMember(name: string, config: ClusterNodeConfig): Promise<ClusterNode> {
-  const child = spawnNode("test/cluster-real/cluster-node-main.ts", [JSON.stringify(config)], {
-    name,
-  });
+export function startMember(name: string, config: ClusterNodeConfig): Promise<ClusterNode> {
+  return startChildMember("test/cluster-real/cluster-node-main.ts", name, config);
+}
+
+/**
+ * Starts `script` (a child main that prints `ready` with hostPort, port and uid, and
+ * answers `state` like cluster-node-main.ts) with `config` as argv[2]; resolves once ready.
+ */
+export async function startChildMember(
+  script: string,
+  name: string,
+  config: unknown,
+): Promise<ClusterNode> {
+  const child = spawnNode(script, [JSON.stringify(config)], { name });
   const ready = await waitFor(child, (e) => e.event === "ready", START_TIMEOUT_MS, "ready");
   return {
     name,

@@ -24,3 +24,15 @@ export const FAST_FAILURE_DETECTOR = {
 } as const satisfies ClusterOptions["failureDetector"];
 
 export const SBR_STABLE_AFTER_MS = 2_000;
+
+/**
+ * Sharding timings of the real-process sharding tests: regions retry registration and
+ * GetShardHome every 500 ms, the coordinator resends HostShard after 1 s and gives up a
+ * hand-off after 5 s, a shard force-stops entities 5 s into a hand-off. The rebalance
+ * interval stays at its default unless a test sets it.
+ */
+export const FAST_SHARDING_SETTINGS = {
+  region: { retryIntervalMs: 500 },
+  coordinator: { shardStartTimeoutMs: 1_000, handOffTimeoutMs: 5_000 },
+  shard: { handOffTimeoutMs: 5_000 },
+} as const;

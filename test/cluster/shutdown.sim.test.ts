@@ -346,6 +346,34 @@ describe.each(SEEDS)("coordinated shutdown in a cluster (seed %i)", (seed) => {
     expect(seen.get("b")).toEqual(["member-left", "member-exited", "member-removed"]);
   });
 
+  // Found by the real-process sharding test S8: the leader removed a member that another
+  // node made leave while its regions were still handing off; what they buffered was lost.
+  it("another node's leave(c): c is removed only after its shutdown tasks before cluster-leave (the sharding hand-off) have finished", async () => {
+    const h = await threeNodes(seed);
+    const c = member(h, "c");
+    const shutdown = withShutdown(c);
+    const HAND_OFF_MS = 3_000;
+    let handOffDoneAt: number | undefined;
+    shutdown.addTask(ShutdownPhase.ClusterShardingShutdownRegion, "slow-hand-off", async () => {
+      await sleep(c.runtime, HAND_OFF_MS);
+      handOffDoneAt = h.world.now;
+    });
+    let removedAt: number | undefined;
+    member(h, "a").cluster.subscribe((e) => {
+      if (e.type === "member-removed" && e.member.uniqueAddress.address.host === "c")
+        removedAt = h.world.now;
+    });
+    const t0 = h.world.now;
+    member(h, "a").cluster.leave("c:2552");
+    await h.until(() => c.system.isTerminated, 30_000);
+    expect(shutdown.shutdownReason).toBe("cluster-leaving");
+    expect(handOffDoneAt, "the slow task finished").toBeDefined();
+    expect(removedAt, "a saw c removed").toBeDefined();
+    expect(removedAt as number).toBeGreaterThanOrEqual(handOffDoneAt as number);
+    expect((handOffDoneAt as number) - t0).toBeGreaterThanOrEqual(HAND_OFF_MS);
+    await h.until(() => upEverywhere(h, ["a", "b"]), 30_000);
+  });
+
   it("a member downed by the split brain resolver runs its shutdown with reason cluster-downing", async () => {
     const h = await threeNodes(seed);
     const c = member(h, "c");

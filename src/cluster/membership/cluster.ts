@@ -47,8 +47,11 @@ import {
   hasTombstone,
   markAsDown,
   pruneTombstones,
+  seenByNode,
   updateMembers,
+  withoutSeen,
   withReachability,
+  withSeen,
 } from "../../core/membership/gossip.js";
 import {
   gossipRoundsPerInterval,
@@ -146,6 +149,10 @@ export class Cluster {
   private readonly heartbeatStarted = new Map<string, number>();
   private heartbeatSeq = 0;
   private readonly exitingConfirmed = new Set<string>();
+  /** Removal waits for exitingCompleted() (a coordinated shutdown runs exiting tasks). */
+  private holdExiting = false;
+  /** Self is exiting and its exiting tasks still run: it neither sees gossip nor confirms. */
+  private exitingTasksInProgress = false;
   private lastConvergenceAt: number;
   private readonly sbr: SbrStabilityTracker;
   private selfRemovedSignalled = false;
@@ -297,8 +304,9 @@ export class Cluster {
 
   // ------------------------------------------------------------------ state changes
 
-  private setState(next: MembershipState, events?: readonly ClusterEvent[]): void {
+  private setState(state: MembershipState, events?: readonly ClusterEvent[]): void {
     const before = this.ms;
+    const next = this.holdWhileExiting(state);
     this.ms = next;
     const evts = events ?? diffClusterEvents(before, next);
     for (const e of evts) this.publish(e);
@@ -372,10 +380,43 @@ export class Cluster {
   /** Reacts to this member's own status: exiting -> confirm; down/removed -> stop. */
   private leftGracefully = false;
 
+  /**
+   * While self is exiting and its exiting tasks run (holdExiting, until exitingCompleted),
+   * it does not mark gossip as seen: the leader needs its seen mark or its
+   * ExitingConfirmed to remove it, so the removal waits for those tasks (the sharding
+   * hand-off runs before them), as in Akka.
+   */
+  private holdWhileExiting(state: MembershipState): MembershipState {
+    if (!this.holdExiting || selfMember(state)?.status !== "exiting") return state;
+    this.exitingTasksInProgress = true;
+    const g = state.latestGossip;
+    return seenByNode(g, this.self) ? withLatestGossip(state, withoutSeen(g, this.self)) : state;
+  }
+
+  /**
+   * Makes the leader wait with the removal of this member, once it is exiting, until
+   * `exitingCompleted()` is called. Used by the coordinated shutdown wiring
+   * (installClusterShutdown), which calls exitingCompleted in cluster-exiting-done.
+   */
+  holdRemovalUntilExitingCompleted(): void {
+    this.holdExiting = true;
+  }
+
+  /** The exiting tasks are done: see the current gossip, confirm exiting to the leader. */
+  exitingCompleted(): void {
+    if (!this.holdExiting) return;
+    this.holdExiting = false;
+    if (!this.exitingTasksInProgress) return;
+    this.exitingTasksInProgress = false;
+    if (selfMember(this.ms) === undefined) return;
+    this.setState(withLatestGossip(this.ms, withSeen(this.ms.latestGossip, this.self)), []);
+    this.requestBroadcast();
+  }
+
   private checkSelf(): void {
     const me = selfMember(this.ms);
     if (me?.status === "leaving" || me?.status === "exiting") this.leftGracefully = true;
-    if (me?.status === "exiting") this.confirmExiting();
+    if (me?.status === "exiting" && !this.exitingTasksInProgress) this.confirmExiting();
     const removed = me === undefined && this.joinedOnce;
     if (me?.status === "down") this.selfRemoved("this member was downed");
     else if (removed) this.selfRemoved("this member was removed");
@@ -682,6 +723,7 @@ export class Cluster {
       this.now(),
       {
         gossipTimeToLiveMs: this.settings.gossipTimeToLiveMs,
+        exitingTasksInProgress: this.exitingTasksInProgress,
       },
     );
     if (r.type === "ignored") {

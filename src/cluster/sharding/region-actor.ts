@@ -35,6 +35,8 @@ import {
 
 export interface RegionActorOptions {
   readonly typeName: string;
+  /** The role of the entity type (named in registration warnings). */
+  readonly role?: string;
   readonly member: string;
   readonly remoting: Remoting;
   /** The coordinator singleton's proxy (for identification). */
@@ -96,6 +98,7 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
       self: selfId,
       member: options.member,
       typeName: options.typeName,
+      role: options.role,
       proxy: options.createBehavior === undefined,
       settings: options.settings,
     });

@@ -4,7 +4,12 @@
  *
  * - cluster-leave: `cluster.leave(self)`, then wait until self is Exiting, Down or
  *   Removed (or the phase times out);
- * - cluster-exiting: wait until self is Removed (or Down, or the phase times out);
+ * - cluster-exiting: wait until self is Exiting (or Down/Removed, or the phase times out);
+ * - cluster-exiting-done: tell the Cluster the exiting tasks are done
+ *   (`exitingCompleted`), then wait until self is Removed (or Down, or the phase times
+ *   out). Until then an exiting member neither marks gossip as seen nor confirms exiting,
+ *   so the leader cannot remove it while earlier phases (the sharding hand-off) still run,
+ *   also when another node made it leave (Akka's exiting-tasks hold);
  * - cluster-shutdown: stop the membership driver (gossip, heartbeats);
  * - actor-system-terminate: `system.terminate()` (remoting stops with the system);
  * - and the other direction: a member that sees itself Leaving/Exiting (someone else
@@ -29,6 +34,7 @@ import { type SelfExitEvent, type SelfExitState, SelfExitWatch } from "./self-ex
 /** Task names (as they appear in logs and in `plan()`). */
 export const ClusterShutdownTask = {
   Leave: "cluster-leave",
+  AwaitExiting: "cluster-await-exiting",
   AwaitRemoval: "cluster-await-removal",
   StopMembership: "cluster-stop-membership",
   TerminateActorSystem: "actor-system-terminate",
@@ -85,9 +91,24 @@ function registerClusterTasks(
       await watch.until((s) => OUT.has(s), signal);
     }),
   );
+  // Once exiting, the leader removes this member only after exitingCompleted (in
+  // cluster-exiting-done): the tasks of the phases before it, the sharding hand-off among
+  // them, finish even when someone else made this member leave.
+  cluster.holdRemovalUntilExitingCompleted();
+  stack.add({ dispose: () => cluster.exitingCompleted() });
   stack.add(
-    shutdown.addTask(ShutdownPhase.ClusterExiting, ClusterShutdownTask.AwaitRemoval, ({ signal }) =>
-      watch.until((s) => GONE.has(s), signal),
+    shutdown.addTask(ShutdownPhase.ClusterExiting, ClusterShutdownTask.AwaitExiting, ({ signal }) =>
+      watch.until((s) => OUT.has(s), signal),
+    ),
+  );
+  stack.add(
+    shutdown.addTask(
+      ShutdownPhase.ClusterExitingDone,
+      ClusterShutdownTask.AwaitRemoval,
+      ({ signal }) => {
+        cluster.exitingCompleted();
+        return watch.until((s) => GONE.has(s), signal);
+      },
     ),
   );
   stack.add(

@@ -400,6 +400,7 @@ export class CoordinatorMachine {
       shards: this.projected.shardCount,
     });
     this.maybeAllocateWaiting();
+    this.pumpShutdowns();
   }
 
   // ---- locating and allocating shards --------------------------------------------------------
@@ -686,8 +687,13 @@ export class CoordinatorMachine {
     this.pumpShutdowns();
   }
 
-  /** Starts hand-offs of shutting-down regions' durable shards while slots are free. */
+  /**
+   * Starts hand-offs of shutting-down regions' durable shards while slots are free. Not
+   * during regions recovery: BeginHandOff would miss the regions that have not registered
+   * yet, and they would keep forwarding to the region after it stopped (messages lost).
+   */
   private pumpShutdowns(): void {
+    if (this.recovering) return;
     const max = this.settings.rebalanceConcurrencyMax;
     for (const region of this.shuttingDown) {
       const r = this.projected.region(region);

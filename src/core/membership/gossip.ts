@@ -218,6 +218,13 @@ export function withSeen(g: Gossip, node: UniqueAddress): Gossip {
   return rebuild(g, { seen: upsertSorted(g.overview.seen, node, compareUniqueAddresses) });
 }
 
+/** The gossip not marked as seen by `node` (an exiting node holding back its removal). */
+export function withoutSeen(g: Gossip, node: UniqueAddress): Gossip {
+  if (!seenByNode(g, node)) return g;
+  const seen = g.overview.seen.filter((n) => compareUniqueAddresses(n, node) !== 0);
+  return rebuild(g, { seen });
+}
+
 /** The gossip marked as seen by `node` only (the node that just changed it). */
 export function withOnlySeen(g: Gossip, node: UniqueAddress): Gossip {
   return rebuild(g, { seen: [node] });

@@ -6,9 +6,11 @@
  * coordinator is found fast, a missing one is not flooded.
  *
  * A region that stays unregistered warns every warnIntervalMs (first after warnIntervalMs)
- * with the likely causes (SCENARIOS S16): sharding not started on the coordinator's node,
- * the role of this node, no cluster joined. A region that was registered before and lost
- * its coordinator says so instead (a failover, not a misconfiguration). Time is an input.
+ * with the likely causes (SCENARIOS S16): sharding not started on the coordinator's node
+ * (then no coordinator is found at all: its singleton runs only where the type is
+ * started), the role of this node, no cluster joined. A region that was registered before
+ * and lost its coordinator says so instead (a failover, not a misconfiguration). Time is
+ * an input.
  */
 import { type RegionSettings, registrationDelayMs } from "./region-settings.js";
 import type { CoordinatorRef } from "./region-types.js";
@@ -81,7 +83,8 @@ export class RegionRegistration {
     if (nowMs - this.unregisteredSinceMs < interval || nowMs - this.lastWarnMs < interval)
       return undefined;
     this.lastWarnMs = nowMs;
-    return warningText(this.current, nowMs - this.unregisteredSinceMs, this.everRegistered, ctx);
+    const forMs = Math.round(nowMs - this.unregisteredSinceMs);
+    return warningText(this.current, forMs, this.everRegistered, ctx);
   }
 }
 
@@ -100,11 +103,15 @@ function warningText(
   if (everRegistered)
     return `${head} since the previous coordinator went away (failover in progress?)${buffered}`;
   const where = ctx.role === undefined ? "any member" : `members with role "${ctx.role}"`;
+  const oldest =
+    ctx.role === undefined ? "the oldest member" : `the oldest member with role "${ctx.role}"`;
   const causes =
     coordinator === undefined
       ? [
           "this node has not joined a cluster (seed nodes configured and reachable?)",
           `no member that may run the coordinator is up (it runs on ${where})`,
+          `sharding for "${ctx.typeName}" is not started on ${oldest}, where its coordinator ` +
+            "runs (start it on every such member)",
         ]
       : [
           `sharding for "${ctx.typeName}" is not started on the coordinator's node`,

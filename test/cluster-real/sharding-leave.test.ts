@@ -17,12 +17,11 @@
  * After each step: every message of every sender reached its counter exactly once
  * (checkDelivery over all incarnations); never two live incarnations.
  *
- * KNOWN ISSUE (order, counted and printed, not asserted here and in S7): a message a
- * sender's region forwarded to the old owner just before BeginHandOff reached the sender
- * is buffered there and forwarded to the new owner once the shard has moved, while the
- * sender's own buffer (later messages) goes straight to the new owner: the two paths race
- * and the late one can arrive after later messages of the same sender. Akka has the same
- * race; SCENARIOS S7/S9 ask for order per sender, which would need a protocol change.
+ * Order per sender is asserted (here and in S7). These tests found the race it needs:
+ * a message a sender's region forwarded to the old owner just before BeginHandOff could
+ * reach the new owner after the sender's later, buffered messages. The region now sends
+ * its BeginHandOffAck through the old owner, behind those messages (the hand-off barrier,
+ * docs/sharding-region.md), so they reach the shard before the hand-off does.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { murmur3ShardId } from "../../src/core/sharding/shard-id.js";
@@ -159,13 +158,13 @@ describe("S real: leaving and graceful shutdown (A, B, C, D; E joins later)", ()
       ENTITIES,
       sent,
       DELIVERY_TIMEOUT_MS,
-      "count",
+      "strict",
     );
     for (const r of reports) expect([c.hostPort, d.hostPort]).toContain(r.node);
     expect(incarnationViolations(all, TYPE)).toEqual([]);
     const moved = [a, b].flatMap((n) => n.child.events.filter((x) => x.event === "entity-stopped"));
     console.log(
-      `[S8] A and B left -> both exited 0 after ${exitedMs} ms; shards ${[a, b, c, d].map((n) => `${n.name} ${before.get(n.hostPort)?.length ?? 0}`).join(", ")} -> C ${after.get(c.hostPort)?.length}, D ${after.get(d.hostPort)?.length}; ${moved.length} entities handed off; nothing lost; ${reordered} reordered (KNOWN ISSUE)`,
+      `[S8] A and B left -> both exited 0 after ${exitedMs} ms; shards ${[a, b, c, d].map((n) => `${n.name} ${before.get(n.hostPort)?.length ?? 0}`).join(", ")} -> C ${after.get(c.hostPort)?.length}, D ${after.get(d.hostPort)?.length}; ${moved.length} entities handed off; nothing lost; ${reordered} reordered`,
     );
   }, 45_000);
 
@@ -217,14 +216,14 @@ describe("S real: leaving and graceful shutdown (A, B, C, D; E joins later)", ()
       ENTITIES,
       sent,
       DELIVERY_TIMEOUT_MS,
-      "count",
+      "strict",
     );
     expect(incarnationViolations(all, TYPE)).toEqual([]);
     const total = Object.values(sent)
       .flatMap((m) => Object.values(m))
       .reduce((x, y) => x + y, 0);
     console.log(
-      `[S9] SIGTERM: empty region E exited 0 after ${emptyMs} ms; oldest C (coordinator, ${onC} shards) exited 0 after ${oldestMs} ms; ${total} messages to ${ENTITIES.length} counters all delivered once (${reordered} reordered over the whole file: KNOWN ISSUE)`,
+      `[S9] SIGTERM: empty region E exited 0 after ${emptyMs} ms; oldest C (coordinator, ${onC} shards) exited 0 after ${oldestMs} ms; ${total} messages to ${ENTITIES.length} counters all delivered once (${reordered} reordered over the whole file)`,
     );
   }, 45_000);
 });

@@ -250,7 +250,7 @@ export function incarnationViolations(nodes: readonly ShardingNode[], type: stri
 export type OrderCheck =
   /** Every message of a sender reached its counter in the order sent. */
   | "strict"
-  /** Reordered messages are only counted (see the KNOWN ISSUE in sharding-leave.test.ts). */
+  /** Reordered messages are only counted, not a problem (checks that do not need order). */
   | "count";
 
 export interface DeliveryCheck {

@@ -229,6 +229,10 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
               message: msg.message,
             });
             return;
+          case "relay-to-coordinator":
+            // After every message the sender forwarded here before (same channel): pass on.
+            refOf(msg.coordinator)?.tell({ sk: "sharding", t: "to-coordinator", cmd: msg.cmd });
+            return;
           default:
             return;
         }
@@ -289,6 +293,14 @@ function performRegion(
   switch (o.type) {
     case "send-to-coordinator":
       refOf(o.coordinator)?.tell({ sk: "sharding", t: "to-coordinator", cmd: o.message });
+      return;
+    case "relay-to-coordinator":
+      refOf(o.via)?.tell({
+        sk: "sharding",
+        t: "relay-to-coordinator",
+        coordinator: o.coordinator,
+        cmd: o.message,
+      });
       return;
     case "forward":
       refOf(o.region)?.tell({

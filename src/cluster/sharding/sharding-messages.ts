@@ -33,6 +33,13 @@ export type ShardingMsg =
       readonly t: "get-regions";
       readonly replyTo: ActorRef<readonly string[]>;
     }
+  /** Region -> region -> coordinator: a command relayed by the receiver (hand-off barrier). */
+  | {
+      readonly sk: "sharding";
+      readonly t: "relay-to-coordinator";
+      readonly coordinator: string;
+      readonly cmd: CoordinatorCommand;
+    }
   /** Region -> region: a message for an entity of a shard the receiver hosts. */
   | {
       readonly sk: "sharding";

@@ -567,10 +567,26 @@ export class RegionMachine<M> {
 
   // ---- hand-off ------------------------------------------------------------------------------
 
+  /**
+   * Buffer the shard from now on and acknowledge. When the shard lives on another region,
+   * the ack goes through that region (after the messages forwarded to it so far, on the
+   * same channel): the coordinator hands the shard off only once every ack arrived, so
+   * every message forwarded before the ack has reached the old owner's shard before the
+   * hand-off does, and none can overtake this region's buffered ones at the new owner.
+   */
   private onBeginHandOff(shard: ShardId, handOffId: number, from: CoordinatorRef): void {
+    const home = this.homes.get(shard);
     this.homes.delete(shard);
     this.log("debug", "begin-hand-off", `buffering for shard ${shard} (hand-off #${handOffId})`);
-    this.sendTo(from, { type: "begin-hand-off-ack", shard, handOffId, from: this.self });
+    const ack: CoordinatorCommand = {
+      type: "begin-hand-off-ack",
+      shard,
+      handOffId,
+      from: this.self,
+    };
+    if (home !== undefined && home !== this.self)
+      this.out.push({ type: "relay-to-coordinator", via: home, coordinator: from, message: ack });
+    else this.sendTo(from, ack);
   }
 
   private onHandOff(shard: ShardId, handOffId: number, from: CoordinatorRef): void {

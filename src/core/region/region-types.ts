@@ -84,6 +84,17 @@ export type RegionOutput<M> =
       readonly coordinator: CoordinatorRef;
       readonly message: CoordinatorCommand;
     }
+  /**
+   * Send `message` to the coordinator through the region `via`, which passes it on. Sent
+   * on the same channel as the forwards to `via`, it arrives there after every message
+   * this region forwarded to `via` before (the hand-off barrier, see onBeginHandOff).
+   */
+  | {
+      readonly type: "relay-to-coordinator";
+      readonly via: RegionId;
+      readonly coordinator: CoordinatorRef;
+      readonly message: CoordinatorCommand;
+    }
   /** Send to the remote region `region`; it feeds `deliver(shard, ...)` to its machine. */
   | {
       readonly type: "forward";

@@ -117,6 +117,8 @@ function formatOutput(o: RegionOutput<string>, verbose: boolean): string | undef
   switch (o.type) {
     case "send-to-coordinator":
       return `${o.coordinator} <- ${formatCommand(o.message)}`;
+    case "relay-to-coordinator":
+      return `${o.coordinator} <- via ${o.via} ${formatCommand(o.message)}`;
     case "forward":
       return `forward ${o.region} ${o.shard} ${formatEnvelope(o.envelope)}`;
     case "deliver-local":

@@ -21,6 +21,10 @@ import {
   regionBehavior,
 } from "../cluster/sharding/region-actor.js";
 import type { EntityContext } from "../cluster/sharding/shard-actor.js";
+import {
+  bindShardLifecycle,
+  type ShardingLifecycleListener,
+} from "../cluster/sharding/sharding-lifecycle.js";
 import { type ShardingMsg, splitActorId } from "../cluster/sharding/sharding-messages.js";
 import { ClusterSingleton, type SingletonHost } from "../cluster/singleton/cluster-singleton.js";
 import type { CoordinatorSettings } from "../core/coordinator/coordinator-settings.js";
@@ -73,9 +77,16 @@ export interface ShardedEntityOptions<M> {
   readonly shardIdAlgorithm?: ShardIdAlgorithm;
   /** Host entities only on members with this role (others get a proxy region). */
   readonly role?: string;
+  /**
+   * Run the coordinator singleton on the oldest member with this role instead of `role`
+   * (default: `role`). Must be the same on every node that starts the type.
+   */
+  readonly coordinatorRole?: string;
   /** Sent to each entity when its shard is handed off (default: stop). */
   readonly handOffStopMessage?: M;
   readonly allocationStrategy?: CoordinatorAllocationStrategy;
+  /** Told when this node's shards and entities start and stop (see ShardingOracle in shardkit/testing). */
+  readonly lifecycle?: ShardingLifecycleListener;
   readonly settings?: {
     readonly coordinator?: Partial<CoordinatorSettings>;
     readonly region?: Partial<RegionSettings>;
@@ -101,6 +112,8 @@ type Route = { entityId: string; shardId: string; message: unknown } | undefined
 
 interface TypeStart {
   readonly role: string | undefined;
+  readonly coordinatorRole?: string;
+  readonly lifecycle?: ShardingLifecycleListener;
   readonly route: (message: unknown) => Route;
   readonly shardOf: (entityId: string) => string;
   readonly createBehavior: ((ctx: EntityContext) => Behavior<unknown>) | undefined;
@@ -116,8 +129,11 @@ export interface ClassicShardingOptions<In, M> {
   readonly entity: (entityId: string, ctx: EntityCreationContext) => Behavior<M>;
   readonly extractor: MessageExtractor<In, M>;
   readonly role?: string;
+  /** See ShardedEntityOptions.coordinatorRole. */
+  readonly coordinatorRole?: string;
   readonly handOffStopMessage?: M;
   readonly allocationStrategy?: CoordinatorAllocationStrategy;
+  readonly lifecycle?: ShardingLifecycleListener;
   readonly settings?: ShardedEntityOptions<unknown>["settings"];
 }
 
@@ -178,6 +194,8 @@ export class ClusterSharding {
     const hosts = options.role === undefined || this.host.cluster.selfRoles.includes(options.role);
     return this.startType(options.typeKey.name, {
       role: options.role,
+      coordinatorRole: options.coordinatorRole,
+      lifecycle: options.lifecycle,
       route: (m) => routeOf(m, numberOfShards, hash),
       shardOf: (entityId) => hash(entityId, numberOfShards),
       createBehavior: hosts ? (ctx) => options.createBehavior(ctx) as Behavior<unknown> : undefined,
@@ -196,6 +214,8 @@ export class ClusterSharding {
     const { extractor } = options;
     return this.startType(checkTypeName(options.typeName), {
       role: options.role,
+      coordinatorRole: options.coordinatorRole,
+      lifecycle: options.lifecycle,
       route: (m) => routeByExtractor(extractor, m),
       shardOf: (entityId) => extractor.shardId(StartEntity(entityId)),
       createBehavior: (ctx) => options.entity(ctx.entityId, ctx) as Behavior<unknown>,
@@ -209,11 +229,14 @@ export class ClusterSharding {
   startProxy<In>(options: {
     typeName: string;
     role?: string;
+    /** See ShardedEntityOptions.coordinatorRole. */
+    coordinatorRole?: string;
     extractor: MessageExtractor<In, unknown>;
   }): ActorRef<In> {
     const { extractor } = options;
     return this.startType(checkTypeName(options.typeName), {
       role: options.role,
+      coordinatorRole: options.coordinatorRole,
       route: (m) => routeByExtractor(extractor, m),
       shardOf: (entityId) => extractor.shardId(StartEntity(entityId)),
       createBehavior: undefined,
@@ -231,7 +254,7 @@ export class ClusterSharding {
     const { system, remoting, cluster } = this.host;
     const coordinator = ClusterSingleton.init<ShardingMsg>(this.host, {
       name: `shardCoordinator-${name}`,
-      role: t.role,
+      role: t.coordinatorRole ?? t.role,
       behavior: coordinatorBehavior({
         typeName: name,
         cluster,
@@ -253,6 +276,7 @@ export class ClusterSharding {
         handOffStopMessage: t.handOffStopMessage,
         settings: t.settings?.region,
         shardSettings: t.settings?.shard,
+        lifecycle: bindShardLifecycle(t.lifecycle, name, uniqueAddressToString(cluster.self)),
       }),
       `sharding-${name}`,
       undefined,

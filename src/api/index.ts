@@ -1,3 +1,4 @@
+export type { ShardingLifecycleListener } from "../cluster/sharding/sharding-lifecycle.js";
 export { ClusterNode, type ClusterNodeOptions } from "./cluster-node.js";
 export {
   type ClassicShardingOptions,

@@ -20,6 +20,7 @@ import {
   type ShardReport,
   shardBehavior,
 } from "./shard-actor.js";
+import type { ShardLifecycle } from "./sharding-lifecycle.js";
 import {
   ActorIdRefs,
   actorIdOf,
@@ -43,6 +44,8 @@ export interface RegionActorOptions {
   readonly handOffStopMessage?: unknown;
   readonly settings?: Partial<RegionSettings>;
   readonly shardSettings?: Partial<ShardSettings>;
+  /** Passed to every shard (start/stop reports; the testing oracle). */
+  readonly lifecycle?: ShardLifecycle;
   /** Membership: regions on removed members are forgotten (their shards move). */
   readonly cluster: Cluster;
 }
@@ -296,6 +299,7 @@ function performRegion(
           createBehavior: options.createBehavior,
           handOffStopMessage: options.handOffStopMessage,
           settings: options.shardSettings,
+          lifecycle: options.lifecycle,
         }),
         `shard-${encodeURIComponent(o.shard)}`,
       );

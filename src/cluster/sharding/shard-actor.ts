@@ -9,6 +9,7 @@ import { type Behavior, Behaviors } from "../../actor/behavior.js";
 import { ShardMachine } from "../../core/shard/shard-machine.js";
 import type { ShardSettings } from "../../core/shard/shard-settings.js";
 import type { ShardInput, ShardOutput } from "../../core/shard/shard-types.js";
+import type { ShardLifecycle } from "./sharding-lifecycle.js";
 
 /** What an entity's behavior factory gets. */
 export interface EntityContext {
@@ -54,6 +55,8 @@ export interface ShardActorOptions {
   readonly createBehavior: (ctx: EntityContext) => Behavior<unknown>;
   readonly handOffStopMessage?: unknown;
   readonly settings?: Partial<ShardSettings>;
+  /** Start/stop reports of the shard and its entities (the testing oracle). */
+  readonly lifecycle?: ShardLifecycle;
 }
 
 const childName = (entityId: string) => `e-${encodeURIComponent(entityId)}`;
@@ -66,6 +69,7 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       settings: options.settings,
     });
     const entities = new Map<string, ActorRef<unknown>>();
+    options.lifecycle?.shardStarted(options.shardId);
     const perform = (outs: readonly ShardOutput<unknown>[]) => {
       for (const o of outs) performOne(ctx, options, o, feed, entities);
     };
@@ -101,6 +105,8 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       (_c, signal) => {
         if (signal.type === "Terminated" || signal.type === "ChildFailed") {
           const entityId = entityIdOf(signal.ref.path.name);
+          if (entities.get(entityId) === (signal.ref as unknown))
+            options.lifecycle?.entityStopped(entityId, options.shardId);
           if (entities.get(entityId) === (signal.ref as unknown)) entities.delete(entityId);
           feed({
             type: "entity-terminated",
@@ -109,6 +115,8 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
             failed: signal.type === "ChildFailed",
           });
         }
+        if (signal.type === "PostStop")
+          options.lifecycle?.shardStopped(options.shardId, entities.keys());
         return undefined;
       },
     );
@@ -134,6 +142,7 @@ function performOne(
       };
       const ref = ctx.spawn(options.createBehavior(entityCtx), childName(entityId));
       entities.set(entityId, ref);
+      options.lifecycle?.entityStarted(entityId, options.shardId);
       ctx.watch(ref as ActorRef<never>);
       feed({ type: "entity-started", entityId });
       return;

@@ -271,6 +271,8 @@ export class ClusterSharding {
         remoting,
         cluster,
         coordinatorProxy: coordinator,
+        role: t.role,
+        coordinatorRole: t.coordinatorRole,
         route: t.route,
         createBehavior: t.createBehavior,
         handOffStopMessage: t.handOffStopMessage,

@@ -10,6 +10,7 @@ import {
   ClusterSharding,
   EntityTypeKey,
   type ShardedEntityOptions,
+  type ShardingLifecycleListener,
 } from "../../src/api/index.js";
 import { SimNetwork, SimWorld, type SimWorldOptions } from "../../src/runtime/sim/index.js";
 import { ShardingOracle } from "../../src/testing/index.js";
@@ -24,6 +25,45 @@ export const CounterKey = EntityTypeKey<Counter>("Counter");
 /** Live Counter entities: id -> node. */
 export function liveCounters(oracle: ShardingOracle): Map<string, string> {
   return oracle.liveEntities(CounterKey.name);
+}
+
+/** One shard or entity start/stop, as a recording listener saw it. */
+export interface LifecycleEvent {
+  readonly what: "shard-started" | "shard-stopped" | "entity-started" | "entity-stopped";
+  readonly typeName: string;
+  readonly id: string;
+  /** Host of the reporting node. */
+  readonly node: string;
+  readonly atMs: number;
+}
+
+/** A listener that forwards to `oracle` and appends every report to `events`. */
+export function recording(
+  world: SimWorld,
+  oracle: ShardingOracle,
+  events: LifecycleEvent[],
+): ShardingLifecycleListener {
+  const host = (node: string) => /@([^:/#]+):/.exec(node)?.[1] ?? node;
+  const add = (what: LifecycleEvent["what"], typeName: string, id: string, node: string) =>
+    events.push({ what, typeName, id, node: host(node), atMs: world.now });
+  return {
+    shardStarted: (t, id, node) => {
+      add("shard-started", t, id, node);
+      oracle.shardStarted(t, id, node);
+    },
+    shardStopped: (t, id, node) => {
+      add("shard-stopped", t, id, node);
+      oracle.shardStopped(t, id, node);
+    },
+    entityStarted: (t, id, node, shard) => {
+      add("entity-started", t, id, node);
+      oracle.entityStarted(t, id, node, shard);
+    },
+    entityStopped: (t, id, node, shard) => {
+      add("entity-stopped", t, id, node);
+      oracle.entityStopped(t, id, node, shard);
+    },
+  };
 }
 
 /** A world, its network and an oracle that names the world (seed) in its errors. */
@@ -52,6 +92,10 @@ export interface NodeExtras {
   readonly sharding?: boolean;
   /** The entity type (default CounterKey). */
   readonly typeKey?: EntityTypeKey<Counter>;
+  /** Default 20. */
+  readonly numberOfShards?: number;
+  /** The lifecycle listener (default: the oracle). */
+  readonly lifecycle?: ShardingLifecycleListener;
 }
 
 /** A cluster node `name` (listening on name:2552) running the Counter type. */
@@ -94,11 +138,11 @@ export function initCounter(
 ) {
   return ClusterSharding.get(node).init({
     typeKey: extras.typeKey ?? CounterKey,
-    numberOfShards: 20,
+    numberOfShards: extras.numberOfShards ?? 20,
     role: extras.role,
     coordinatorRole: extras.coordinatorRole,
     allocationStrategy: extras.allocationStrategy,
-    lifecycle: oracle,
+    lifecycle: extras.lifecycle ?? oracle,
     settings: { shard: extras.shardSettings, coordinator: extras.coordinatorSettings },
     createBehavior: ({ passivate }) =>
       Behaviors.setup<Counter>(() => {

@@ -44,6 +44,9 @@ export interface RegionActorOptions {
   readonly handOffStopMessage?: unknown;
   readonly settings?: Partial<RegionSettings>;
   readonly shardSettings?: Partial<ShardSettings>;
+  /** Sharding role and coordinator role (for the registration warnings). */
+  readonly role?: string;
+  readonly coordinatorRole?: string;
   /** Passed to every shard (start/stop reports; the testing oracle). */
   readonly lifecycle?: ShardLifecycle;
   /** Membership: regions on removed members are forgotten (their shards move). */
@@ -93,6 +96,8 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
       member: options.member,
       typeName: options.typeName,
       proxy: options.createBehavior === undefined,
+      role: options.role,
+      coordinatorRole: options.coordinatorRole,
       settings: options.settings,
     });
     let coordinator: string | undefined;

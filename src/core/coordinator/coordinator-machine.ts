@@ -135,6 +135,8 @@ export class CoordinatorMachine {
   private allocationOpen = false;
   private recovering: boolean;
   private eventsSinceSnapshot = 0;
+  /** Up members with the role but no region or proxy at the previous rebalance tick. */
+  private unreportedAtLastTick = new Set<string>();
   private readonly counters: MutableStats = {
     droppedRequests: 0,
     persistFailures: 0,
@@ -632,9 +634,30 @@ export class CoordinatorMachine {
         registered: this.registeredNow.size,
       });
     }
+    this.warnUnreportedMembers();
     this.maybeAllocateWaiting();
     this.pumpShutdowns();
     this.maybeRebalance();
+  }
+
+  /**
+   * S16: an Up member with the sharding role that has registered neither a region nor a
+   * proxy at two ticks in a row most likely never started sharding for this type: it
+   * hosts nothing, and a future coordinator's regions recovery would wait for it. Warned
+   * at every tick while it lasts (regions recovery has its own warning).
+   */
+  private warnUnreportedMembers(): void {
+    const now = new Set(
+      this.recovering || !this.membership.known
+        ? []
+        : this.unreportedMembers().filter((m) => this.membership.get(m)?.status === "up"),
+    );
+    const lasting = [...now].filter((m) => this.unreportedAtLastTick.has(m));
+    this.unreportedAtLastTick = now;
+    if (lasting.length > 0)
+      this.log("warn", "members-without-region", membersWithoutRegionMessage(lasting), {
+        members: lasting,
+      });
   }
 
   private maybeRebalance(): void {
@@ -842,6 +865,14 @@ function shardHomeMessages(
     const grouped = [...byRegion].map(([region, shards]) => ({ region, shards }));
     return { to, message: { type: "shard-homes", homes: grouped } };
   });
+}
+
+function membersWithoutRegionMessage(members: readonly string[]): string {
+  return (
+    `${members.length} up member(s) that may host shards registered no region or proxy: ` +
+    `${members.join(", ")} (is sharding started on those nodes? They host no shards, and a ` +
+    "new coordinator waits for them before allocating)"
+  );
 }
 
 function waitingForMembersMessage(missing: readonly string[]): string {

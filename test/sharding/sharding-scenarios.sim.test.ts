@@ -5,11 +5,16 @@
  * S20 (randomized faults) is in sharding-faults.sim.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import type { ClusterNode } from "../../src/api/index.js";
-import { ClusterSharding } from "../../src/api/index.js";
+import {
+  type ClusterNode,
+  ClusterSharding,
+  type CoordinatorAllocationStrategy,
+  EntityTypeKey,
+} from "../../src/api/index.js";
 import { simSeeds } from "../support/sim-seeds.js";
 import {
   allUp,
+  type Counter,
   CounterKey,
   initCounter,
   type LifecycleEvent,
@@ -200,6 +205,198 @@ describe.each(simSeeds([1, 2]))("sharding misconfiguration (seed %i)", (seed) =>
       await startNode(world, network, "w", seeds, oracle, { roles: ["worker"], role: "worker" });
       const r = await totalOfEventually(world, a, "r", 8);
       expect(r).toEqual({ node: "w", total: 3 });
+      oracle.assertNoViolations();
+    },
+    TIMEOUT_MS,
+  );
+});
+
+describe.each(simSeeds([1, 2]))("sharding roles and strategies (seed %i)", (seed) => {
+  it(
+    "S17: coordinators on their own role, two entity types on disjoint roles, reached through proxies",
+    async () => {
+      const registered: string[] = [];
+      const { world, network, oracle } = simSharding(seed, {
+        logLevel: "info",
+        write: (l) => {
+          if (l.includes('"event":"registered"')) registered.push(l);
+        },
+      });
+      const Alpha = EntityTypeKey<Counter>("Alpha");
+      const Beta = EntityTypeKey<Counter>("Beta");
+      const roles: Record<string, string[]> = {
+        w1: ["alpha"],
+        ctl: ["coord"],
+        w2: ["alpha"],
+        w3: ["beta"],
+        w4: ["beta"],
+        fe: [],
+      };
+      const names = Object.keys(roles);
+      const nodes = await startCluster(
+        world,
+        network,
+        oracle,
+        names,
+        ["w1:2552", "ctl:2552"],
+        (n) => ({
+          roles: roles[n],
+          sharding: false,
+        }),
+      );
+      for (const [i, n] of nodes.entries()) {
+        const name = names[i] as string;
+        initCounter(n, name, oracle, { typeKey: Alpha, role: "alpha", coordinatorRole: "coord" });
+        initCounter(n, name, oracle, { typeKey: Beta, role: "beta", coordinatorRole: "coord" });
+      }
+      await world.advance(5_000);
+      const fe = nodes[names.indexOf("fe")] as ClusterNode;
+      for (let i = 0; i < 30; i++) {
+        ClusterSharding.get(fe).entityRefFor(Alpha, `x-${i}`).tell({ type: "add", n: 1 });
+        ClusterSharding.get(fe).entityRefFor(Beta, `x-${i}`).tell({ type: "add", n: 2 });
+      }
+      for (let i = 0; i < 30; i += 3) {
+        const alpha = await totalOfEventually(world, fe, `x-${i}`, 6, Alpha);
+        const beta = await totalOfEventually(world, fe, `x-${i}`, 6, Beta);
+        expect(alpha?.total).toBe(1);
+        expect(["w1", "w2"]).toContain(alpha?.node);
+        expect(beta?.total).toBe(2);
+        expect(["w3", "w4"]).toContain(beta?.node);
+      }
+      expect(new Set(oracle.liveShards("Alpha").values())).toEqual(new Set(["w1", "w2"]));
+      expect(new Set(oracle.liveShards("Beta").values())).toEqual(new Set(["w3", "w4"]));
+      // every region and proxy of both types (6 nodes x 2) registered with a coordinator on ctl
+      const where = registered.map(
+        (l) => /registered with coordinator [^@]*@([^:]+):/.exec(l)?.[1],
+      );
+      expect(where.length).toBeGreaterThanOrEqual(12);
+      expect(new Set(where)).toEqual(new Set(["ctl"]));
+      oracle.assertNoViolations();
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "S18: a custom allocation strategy chooses the regions and forces a rebalance",
+    async () => {
+      const { world, network, oracle } = simSharding(seed);
+      const events: LifecycleEvent[] = [];
+      const lifecycle = recording(world, oracle, events);
+      let target = "b";
+      const on = (regionId: string, host: string) => regionId.includes(`@${host}:`);
+      const candidates: number[] = [];
+      let rebalanceCalls = 0;
+      const pinToTarget: CoordinatorAllocationStrategy = {
+        allocateShard: (_requester, _shard, regions) => {
+          candidates.push(regions.length);
+          return regions.find((r) => on(r.regionId, target))?.regionId;
+        },
+        rebalance: (regions, inProgress) => {
+          rebalanceCalls++;
+          return regions
+            .filter((r) => !on(r.regionId, target))
+            .flatMap((r) => r.shards)
+            .filter((s) => !inProgress.has(s));
+        },
+      };
+      const nodes = await startCluster(world, network, oracle, ["a", "b", "c"], undefined, () => ({
+        lifecycle,
+        allocationStrategy: pinToTarget,
+        coordinatorSettings: { rebalanceIntervalMs: 1_000 },
+      }));
+      const a = nodes[0] as ClusterNode;
+      const ids = Array.from({ length: 40 }, (_, i) => `s-${i}`);
+      for (const id of ids)
+        ClusterSharding.get(a).entityRefFor(CounterKey, id).tell({ type: "add", n: 1 });
+      await world.advance(5_000);
+      expect(new Set(oracle.liveShards(CounterKey.name).values())).toEqual(new Set(["b"]));
+      expect(candidates.length).toBeGreaterThan(5);
+      expect(new Set(candidates)).toEqual(new Set([3])); // every region could take the shard
+      const shardsOnB = oracle.liveShards(CounterKey.name).size;
+      // the strategy changes its mind: its rebalance moves every shard, one tick at a time
+      target = "c";
+      const switchedAt = world.now;
+      const callsBefore = rebalanceCalls;
+      expect(
+        await world.runUntil(() => oracle.liveShards(CounterKey.name).size === 0, 30_000),
+      ).toBe(true);
+      expect(rebalanceCalls).toBeGreaterThan(callsBefore);
+      const moved = events.filter((e) => e.what === "shard-stopped" && e.atMs >= switchedAt);
+      expect(new Set(moved.map((e) => e.node))).toEqual(new Set(["b"]));
+      expect(moved.length).toBe(shardsOnB);
+      // the next message to each shard starts it where the strategy now allocates: c
+      for (const id of ids) expect((await totalOf(world, a, id)).node).toBe("c");
+      expect(oracle.liveShards(CounterKey.name).size).toBe(shardsOnB);
+      expect(new Set(oracle.liveShards(CounterKey.name).values())).toEqual(new Set(["c"]));
+      oracle.assertNoViolations();
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "S19: rolling update: new shards go to the newest appVersion, nothing is rebalanced while versions differ",
+    async () => {
+      const { world, network, oracle } = simSharding(seed);
+      const events: LifecycleEvent[] = [];
+      const lifecycle = recording(world, oracle, events);
+      const seeds = ["a:2552", "b:2552"];
+      const extras = (appVersion: string) => ({
+        lifecycle,
+        appVersion,
+        numberOfShards: 60,
+        coordinatorSettings: { rebalanceIntervalMs: 1_000 },
+      });
+      const [a, b] = (await startCluster(world, network, oracle, ["a", "b"], seeds, () =>
+        extras("1.0.0"),
+      )) as [ClusterNode, ClusterNode];
+      const send = (from: ClusterNode, prefix: string, n: number) => {
+        for (let i = 0; i < n; i++)
+          ClusterSharding.get(from)
+            .entityRefFor(CounterKey, `${prefix}-${i}`)
+            .tell({ type: "add", n: 1 });
+      };
+      send(a, "v1", 30);
+      await world.advance(3_000);
+      const oldShards = new Map(oracle.liveShards(CounterKey.name));
+      expect(new Set(oldShards.values())).toEqual(new Set(["a", "b"]));
+
+      // c runs the new version: it gets every new shard, and no old shard moves to it
+      const c = await startNode(world, network, "c", seeds, oracle, extras("1.1.0"));
+      expect(await world.runUntil(() => allUp(a, 3) && allUp(c, 3), 30_000)).toBe(true);
+      const cUpAt = world.now;
+      await world.advance(3_000);
+      send(b, "v2", 60);
+      await world.advance(20_000); // twenty rebalance ticks
+      const newShards = [...oracle.liveShards(CounterKey.name)].filter(([s]) => !oldShards.has(s));
+      expect(newShards.length).toBeGreaterThan(0);
+      expect(new Set(newShards.map(([, n]) => n))).toEqual(new Set(["c"]));
+      expect(events.filter((e) => e.what === "shard-stopped" && e.atMs >= cUpAt)).toEqual([]);
+      for (const [shard, n] of oldShards) expect(oracle.shardHome(CounterKey.name, shard)).toBe(n);
+
+      // the old nodes leave one by one: their shards go to the new version
+      for (const n of [a, b]) {
+        let done = false;
+        n.shutdown("user").then(() => {
+          done = true;
+        });
+        expect(await world.runUntil(() => done, 60_000)).toBe(true);
+      }
+      expect(await world.runUntil(() => allUp(c, 1), 30_000)).toBe(true);
+      for (let i = 0; i < 30; i += 5)
+        expect((await totalOfEventually(world, c, `v1-${i}`))?.node).toBe("c");
+      expect(new Set(oracle.liveShards(CounterKey.name).values())).toEqual(new Set(["c"]));
+
+      // once every region runs one version, rebalancing resumes: c hands shards off, and
+      // they start on d at their next message
+      const d = await startNode(world, network, "d", ["c:2552"], oracle, extras("1.1.0"));
+      expect(await world.runUntil(() => allUp(d, 2), 30_000)).toBe(true);
+      const dUpAt = world.now;
+      const handedOff = () =>
+        events.some((e) => e.what === "shard-stopped" && e.node === "c" && e.atMs >= dUpAt);
+      expect(await world.runUntil(handedOff, 30_000)).toBe(true);
+      const hosts = new Set<string | undefined>();
+      for (let i = 0; i < 30; i++) hosts.add((await totalOfEventually(world, c, `v1-${i}`))?.node);
+      expect(hosts).toEqual(new Set(["c", "d"]));
       oracle.assertNoViolations();
     },
     TIMEOUT_MS,

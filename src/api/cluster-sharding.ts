@@ -26,7 +26,11 @@ import {
   type ShardingLifecycleListener,
 } from "../cluster/sharding/sharding-lifecycle.js";
 import { type ShardingMsg, splitActorId } from "../cluster/sharding/sharding-messages.js";
-import { ClusterSingleton, type SingletonHost } from "../cluster/singleton/cluster-singleton.js";
+import {
+  ClusterSingleton,
+  removalMarginOf,
+  type SingletonHost,
+} from "../cluster/singleton/cluster-singleton.js";
 import type { CoordinatorSettings } from "../core/coordinator/coordinator-settings.js";
 import {
   type CoordinatorAllocationStrategy,
@@ -261,7 +265,10 @@ export class ClusterSharding {
         remoting,
         strategy: t.allocationStrategy ?? leastShardStrategy(),
         role: t.role,
-        settings: t.settings?.coordinator,
+        settings: {
+          regionRemovalMarginMs: removalMarginOf(cluster),
+          ...t.settings?.coordinator,
+        },
       }) as Behavior<ShardingMsg>,
     });
     const region = system.core.systemGuardian.spawnChild(

@@ -157,7 +157,7 @@ describe.each(simSeeds([1, 2]))("sharding failures and shutdown (seed %i)", (see
       .filter(([, node]) => node === "c")
       .map(([id]) => id);
     expect(onC.length).toBeGreaterThan(0);
-    crashNode(world, network, oracle, "c"); // a crashed process runs nothing
+    await crashNode(world, network, oracle, "c"); // a crashed process runs nothing
     const crashedAt = world.now;
     for (const id of ids) {
       // asks to entities of the dead node time out until its shards have moved: retry
@@ -353,7 +353,7 @@ describe.each(simSeeds([1, 2]))("sharding coordinator fail-over (seed %i)", (see
     // b and c know the homes of the shards they use; a runs the coordinator (oldest)
     const notOnA = ids.filter((id) => liveCounters(oracle).get(id) !== "a");
     expect(notOnA.length).toBeGreaterThan(10);
-    crashNode(world, network, oracle, "a");
+    await crashNode(world, network, oracle, "a");
     // right away, while a is still a member (not yet downed): known homes keep working
     for (const id of notOnA.slice(0, 10)) expect((await totalOf(world, b, id)).total).toBe(1);
     // a message for a brand-new entity (likely a new shard) waits for the new coordinator

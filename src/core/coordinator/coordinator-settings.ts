@@ -46,6 +46,16 @@ export interface CoordinatorSettings {
    * allocated again at once, without waiting for a message, so its entities restart.
    */
   readonly rememberEntities: boolean;
+  /**
+   * A region whose member was removed from the cluster (downed: crashed, or on the other
+   * side of a partition) keeps its shards this many ms longer before they may get new
+   * homes; requests for them wait meanwhile (ms, >= 0; 0 = at once). The downed side
+   * stops its shards within about the split brain resolver's stable-after of the
+   * surviving side's decision, so this margin keeps the two from running a shard at the
+   * same time. ClusterSharding sets it to the cluster's downRemovalMarginMs, or else the
+   * resolver's stableAfterMs (as Akka's down-removal-margin), unless given here.
+   */
+  readonly regionRemovalMarginMs: number;
 }
 
 /** Defaults (the classic Akka values where one exists). */
@@ -61,6 +71,7 @@ export const DEFAULT_COORDINATOR_SETTINGS: CoordinatorSettings = Object.freeze({
   persistRetryBackoffMaxMs: 25_000,
   snapshotAfterEvents: 1_000,
   rememberEntities: false,
+  regionRemovalMarginMs: 0,
 });
 
 const RULES: RulesOf<CoordinatorSettings> = {
@@ -75,6 +86,7 @@ const RULES: RulesOf<CoordinatorSettings> = {
   persistRetryBackoffMaxMs: ms(1),
   snapshotAfterEvents: int(0),
   rememberEntities: bool(),
+  regionRemovalMarginMs: ms(0),
 };
 
 /** Defaults merged with `overrides`, validated (ConfigError names the key). */

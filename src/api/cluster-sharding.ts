@@ -14,6 +14,7 @@ import type { ActorRef } from "../actor/actor-ref.js";
 import { type AskOptions, ask } from "../actor/ask.js";
 import type { Behavior } from "../actor/behavior.js";
 import { ShardkitError } from "../base/errors.js";
+import type { Cluster } from "../cluster/membership/cluster.js";
 import { coordinatorBehavior } from "../cluster/sharding/coordinator-actor.js";
 import {
   type RegionControl,
@@ -26,16 +27,13 @@ import {
   type ShardingLifecycleListener,
 } from "../cluster/sharding/sharding-lifecycle.js";
 import { type ShardingMsg, splitActorId } from "../cluster/sharding/sharding-messages.js";
-import {
-  ClusterSingleton,
-  removalMarginOf,
-  type SingletonHost,
-} from "../cluster/singleton/cluster-singleton.js";
+import { ClusterSingleton, type SingletonHost } from "../cluster/singleton/cluster-singleton.js";
 import type { CoordinatorSettings } from "../core/coordinator/coordinator-settings.js";
 import {
   type CoordinatorAllocationStrategy,
   leastShardStrategy,
 } from "../core/coordinator/coordinator-strategy.js";
+import { downAllWhenUnstableMsOf } from "../core/downing/sbr-settings.js";
 import { uniqueAddressToString } from "../core/membership/unique-address.js";
 import type { RegionSettings } from "../core/region/region-settings.js";
 import type { ShardSettings } from "../core/shard/shard-settings.js";
@@ -256,19 +254,20 @@ export class ClusterSharding {
     const existing = this.types.get(name);
     if (existing !== undefined) return existing.region;
     const { system, remoting, cluster } = this.host;
+    const removalMarginMs = shardRemovalMarginOf(cluster);
     const coordinator = ClusterSingleton.init<ShardingMsg>(this.host, {
       name: `shardCoordinator-${name}`,
       role: t.coordinatorRole ?? t.role,
+      // a new coordinator rebuilds its table from the live regions: it must not start
+      // before the downed side has stopped the shards it ran (see shardRemovalMarginOf)
+      settings: { removalMarginMs },
       behavior: coordinatorBehavior({
         typeName: name,
         cluster,
         remoting,
         strategy: t.allocationStrategy ?? leastShardStrategy(),
         role: t.role,
-        settings: {
-          regionRemovalMarginMs: removalMarginOf(cluster),
-          ...t.settings?.coordinator,
-        },
+        settings: { regionRemovalMarginMs: removalMarginMs, ...t.settings?.coordinator },
       }) as Behavior<ShardingMsg>,
     });
     const region = system.core.systemGuardian.spawnChild(
@@ -443,6 +442,23 @@ export class ClusterSharding {
         ),
     };
   }
+}
+
+/**
+ * How long after a downed member's removal its shards may start elsewhere (and a new
+ * coordinator take over): the cluster's downRemovalMarginMs, or else the split brain
+ * resolver's stableAfterMs plus its down-all-when-unstable bound. The downed side stops
+ * by itself once its own resolver decides: after stableAfterMs of stability, or — if its
+ * view kept changing — after stableAfterMs + downAllWhenUnstable from the first change
+ * (S20 found a minority, kept unstable by pauses, still running shards that had been
+ * restarted on the surviving side after a stableAfterMs-only margin). Akka's
+ * down-removal-margin defaults to stable-after, never shorter there than the down-all
+ * bound (3/4 of it); here that bound has a 4 s floor.
+ */
+function shardRemovalMarginOf(cluster: Cluster): number {
+  if (cluster.settings.downRemovalMarginMs > 0) return cluster.settings.downRemovalMarginMs;
+  const sbr = cluster.sbrSettings;
+  return sbr.stableAfterMs + downAllWhenUnstableMsOf(sbr);
 }
 
 function routeByExtractor<In>(extractor: MessageExtractor<In, unknown>, m: unknown): Route {

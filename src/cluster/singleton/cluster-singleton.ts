@@ -20,7 +20,6 @@ import { PoisonPill } from "../../actor/actor-ref.js";
 import type { ActorSystem } from "../../actor/actor-system.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
 import { ShardkitError } from "../../base/errors.js";
-import { downAllWhenUnstableMsOf } from "../../core/downing/sbr-settings.js";
 import type { Member } from "../../core/membership/member.js";
 import {
   parseUniqueAddress,
@@ -302,19 +301,15 @@ function managerBehavior<M>(
 }
 
 /**
- * How long after a downed member's removal what it ran (its singleton, its shards) may
- * start elsewhere: the cluster's downRemovalMarginMs, or else the split brain resolver's
- * stableAfterMs plus its down-all-when-unstable bound. The downed side stops by itself
- * once its own resolver decides: after stableAfterMs of stability, or — if its view kept
- * changing — after stableAfterMs + downAllWhenUnstable from the first change (SCENARIOS
- * S20 found a minority that, kept unstable, outlived a stableAfterMs-only margin).
- * Akka's down-removal-margin defaults to stable-after, which there is never shorter than
- * the down-all bound (3/4 of it); here the bound has a floor and can be longer.
+ * How long after a downed member's removal its singleton may be taken over: the
+ * cluster's downRemovalMarginMs, or else the split brain resolver's stableAfterMs — the
+ * downed side decides to stop within about that time after the other side does (as
+ * Akka's down-removal-margin defaults to stable-after).
  */
-export function removalMarginOf(cluster: Cluster): number {
-  if (cluster.settings.downRemovalMarginMs > 0) return cluster.settings.downRemovalMarginMs;
-  const sbr = cluster.sbrSettings;
-  return sbr.stableAfterMs + downAllWhenUnstableMsOf(sbr);
+function removalMarginOf(cluster: Cluster): number {
+  return cluster.settings.downRemovalMarginMs > 0
+    ? cluster.settings.downRemovalMarginMs
+    : cluster.sbrSettings.stableAfterMs;
 }
 
 /** Timer outputs of both machines: keyed one-shot timers that message the actor itself. */

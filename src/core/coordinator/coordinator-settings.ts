@@ -50,10 +50,11 @@ export interface CoordinatorSettings {
    * A region whose member was removed from the cluster (downed: crashed, or on the other
    * side of a partition) keeps its shards this many ms longer before they may get new
    * homes; requests for them wait meanwhile (ms, >= 0; 0 = at once). The downed side
-   * stops its shards within about the split brain resolver's stable-after of the
-   * surviving side's decision, so this margin keeps the two from running a shard at the
-   * same time. ClusterSharding sets it to the cluster's downRemovalMarginMs, or else the
-   * resolver's stableAfterMs (as Akka's down-removal-margin), unless given here.
+   * stops its shards only once its own split brain resolver decides, so this margin
+   * keeps the two sides from running a shard at the same time. ClusterSharding sets it
+   * (and its coordinator singleton's removal margin) to the cluster's
+   * downRemovalMarginMs, or else the resolver's stableAfterMs plus its
+   * down-all-when-unstable bound, unless given here.
    */
   readonly regionRemovalMarginMs: number;
 }

@@ -7,7 +7,7 @@
  * shard. After the faults everything is healed and restarted, and every entity must
  * answer again (liveness).
  *
- * The default run takes a few seeds; explore more with
+ * The default run takes a few seeds (and regression seeds); explore more with
  *   SHARDKIT_SIM_SEEDS=1-200 npx vitest run test/sharding/sharding-faults.sim.test.ts
  * or `npm run sim -- --scenario sharding-faults --seeds 200`.
  */
@@ -102,7 +102,9 @@ class FaultyCluster {
   }
 }
 
-describe.each(simSeeds([1, 2, 3, 4, 5]))("sharding under random faults (seed %i)", (seed) => {
+// seed 6: shards of a downed minority restarted on the survivors while the minority, kept
+// unstable by pauses, still ran them (fixed: the shard removal margin); keep it here
+describe.each(simSeeds([1, 2, 3, 4, 5, 6]))("sharding under random faults (seed %i)", (seed) => {
   it("S20: partitions, flaky links, kill -9, pauses and restarts: never two incarnations of an entity, never two homes of a shard", async () => {
     const { world, network, oracle } = simSharding(seed);
     const rnd = world.random;

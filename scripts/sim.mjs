@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // `npm run sim -- --scenario <name> --seeds <n> [--from <seed>]`: runs the simulator
-// scenario file test/cluster/<name>.sim.test.ts over seeds from..from+n-1 (default 1..100)
+// scenario file test/cluster/<name>.sim.test.ts (or test/sharding/<name>.sim.test.ts) over
+// seeds from..from+n-1 (default 1..100)
 // and prints each failing seed with its replay command.
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -11,13 +13,19 @@ const arg = (name, fallback) => {
 const scenario = arg("scenario", undefined);
 if (!scenario) {
   console.error(
-    "usage: npm run sim -- --scenario <membership|remoting|singleton|...> [--seeds 100] [--from 1]",
+    "usage: npm run sim -- --scenario <membership|remoting|singleton|sharding-faults|...> [--seeds 100] [--from 1]",
   );
   process.exit(2);
 }
 const count = Number(arg("seeds", "100"));
 const from = Number(arg("from", "1"));
-const file = `test/cluster/${scenario}.sim.test.ts`;
+const file = ["cluster", "sharding"]
+  .map((dir) => `test/${dir}/${scenario}.sim.test.ts`)
+  .find((f) => existsSync(f));
+if (!file) {
+  console.error(`no scenario file test/{cluster,sharding}/${scenario}.sim.test.ts`);
+  process.exit(2);
+}
 const r = spawnSync("npx", ["vitest", "run", file, "--reporter=dot"], {
   stdio: "inherit",
   env: { ...process.env, SHARDKIT_SIM_SEEDS: `${from}-${from + count - 1}` },

@@ -14,6 +14,7 @@ import type { ActorRef } from "../actor/actor-ref.js";
 import { type AskOptions, ask } from "../actor/ask.js";
 import type { Behavior } from "../actor/behavior.js";
 import { ConfigError, ShardkitError } from "../base/errors.js";
+import type { Cluster } from "../cluster/membership/cluster.js";
 import { coordinatorBehavior } from "../cluster/sharding/coordinator-actor.js";
 import {
   type CoordinatorStore,
@@ -26,6 +27,10 @@ import {
   regionBehavior,
 } from "../cluster/sharding/region-actor.js";
 import type { EntityContext } from "../cluster/sharding/shard-actor.js";
+import {
+  bindShardLifecycle,
+  type ShardingLifecycleListener,
+} from "../cluster/sharding/sharding-lifecycle.js";
 import { type ShardingMsg, splitActorId } from "../cluster/sharding/sharding-messages.js";
 import { ClusterSingleton, type SingletonHost } from "../cluster/singleton/cluster-singleton.js";
 import type { CoordinatorSettings } from "../core/coordinator/coordinator-settings.js";
@@ -33,6 +38,7 @@ import {
   type CoordinatorAllocationStrategy,
   leastShardStrategy,
 } from "../core/coordinator/coordinator-strategy.js";
+import { downAllWhenUnstableMsOf } from "../core/downing/sbr-settings.js";
 import { uniqueAddressToString } from "../core/membership/unique-address.js";
 import type { RegionSettings } from "../core/region/region-settings.js";
 import type { ShardSettings } from "../core/shard/shard-settings.js";
@@ -108,9 +114,16 @@ export interface ShardedEntityOptions<M> extends ShardingStoreOptions {
   readonly shardIdAlgorithm?: ShardIdAlgorithm;
   /** Host entities only on members with this role (others get a proxy region). */
   readonly role?: string;
+  /**
+   * Run the coordinator singleton on the oldest member with this role instead of `role`
+   * (default: `role`). Must be the same on every node that starts the type.
+   */
+  readonly coordinatorRole?: string;
   /** Sent to each entity when its shard is handed off (default: stop). */
   readonly handOffStopMessage?: M;
   readonly allocationStrategy?: CoordinatorAllocationStrategy;
+  /** Told when this node's shards and entities start and stop (see ShardingOracle in shardkit/testing). */
+  readonly lifecycle?: ShardingLifecycleListener;
   readonly settings?: {
     readonly coordinator?: Partial<CoordinatorSettings>;
     readonly region?: Partial<RegionSettings>;
@@ -136,6 +149,8 @@ type Route = { entityId: string; shardId: string; message: unknown } | undefined
 
 interface TypeStart {
   readonly role: string | undefined;
+  readonly coordinatorRole?: string;
+  readonly lifecycle?: ShardingLifecycleListener;
   readonly route: (message: unknown) => Route;
   readonly shardOf: (entityId: string) => string;
   readonly createBehavior: ((ctx: EntityContext) => Behavior<unknown>) | undefined;
@@ -154,8 +169,11 @@ export interface ClassicShardingOptions<In, M> extends ShardingStoreOptions {
   readonly entity: (entityId: string, ctx: EntityCreationContext) => Behavior<M>;
   readonly extractor: MessageExtractor<In, M>;
   readonly role?: string;
+  /** See ShardedEntityOptions.coordinatorRole. */
+  readonly coordinatorRole?: string;
   readonly handOffStopMessage?: M;
   readonly allocationStrategy?: CoordinatorAllocationStrategy;
+  readonly lifecycle?: ShardingLifecycleListener;
   readonly settings?: ShardedEntityOptions<unknown>["settings"];
 }
 
@@ -216,6 +234,8 @@ export class ClusterSharding {
     const hosts = options.role === undefined || this.host.cluster.selfRoles.includes(options.role);
     return this.startType(options.typeKey.name, {
       role: options.role,
+      coordinatorRole: options.coordinatorRole,
+      lifecycle: options.lifecycle,
       route: (m) => routeOf(m, numberOfShards, hash),
       shardOf: (entityId) => hash(entityId, numberOfShards),
       createBehavior: hosts ? (ctx) => options.createBehavior(ctx) as Behavior<unknown> : undefined,
@@ -235,6 +255,8 @@ export class ClusterSharding {
     const { extractor } = options;
     return this.startType(checkTypeName(options.typeName), {
       role: options.role,
+      coordinatorRole: options.coordinatorRole,
+      lifecycle: options.lifecycle,
       route: (m) => routeByExtractor(extractor, m),
       shardOf: (entityId) => extractor.shardId(StartEntity(entityId)),
       createBehavior: (ctx) => options.entity(ctx.entityId, ctx) as Behavior<unknown>,
@@ -249,11 +271,14 @@ export class ClusterSharding {
   startProxy<In>(options: {
     typeName: string;
     role?: string;
+    /** See ShardedEntityOptions.coordinatorRole. */
+    coordinatorRole?: string;
     extractor: MessageExtractor<In, unknown>;
   }): ActorRef<In> {
     const { extractor } = options;
     return this.startType(checkTypeName(options.typeName), {
       role: options.role,
+      coordinatorRole: options.coordinatorRole,
       route: (m) => routeByExtractor(extractor, m),
       shardOf: (entityId) => extractor.shardId(StartEntity(entityId)),
       createBehavior: undefined,
@@ -273,29 +298,39 @@ export class ClusterSharding {
     const now = () => system.core.clock.now();
     const stores = resolveShardingStores(name, t.stores ?? {}, t.settings, now);
     const singletonName = `shardCoordinator-${name}`;
+    const coordinatorRole = t.coordinatorRole ?? t.role;
+    const removalMarginMs = shardRemovalMarginOf(cluster);
     const coordinator = t.proxyOnly
-      ? ClusterSingleton.proxy<ShardingMsg>(this.host, singletonName, t.role)
+      ? ClusterSingleton.proxy<ShardingMsg>(this.host, singletonName, coordinatorRole)
       : ClusterSingleton.init<ShardingMsg>(this.host, {
           name: singletonName,
-          role: t.role,
+          role: coordinatorRole,
+          // a new coordinator rebuilds its table from the live regions: it must not start
+          // before the downed side has stopped the shards it ran (see shardRemovalMarginOf)
+          settings: { removalMarginMs },
           behavior: coordinatorBehavior({
             typeName: name,
             cluster,
             remoting,
             strategy: t.allocationStrategy ?? leastShardStrategy(),
             role: t.role,
-            settings: { ...t.settings?.coordinator, rememberEntities: stores.rememberEntities },
+            settings: {
+              regionRemovalMarginMs: removalMarginMs,
+              ...t.settings?.coordinator,
+              rememberEntities: stores.rememberEntities,
+            },
             store: stores.coordinatorStore,
           }) as Behavior<ShardingMsg>,
         });
     const region = system.core.systemGuardian.spawnChild(
       regionBehavior({
         typeName: name,
-        role: t.role,
         member: uniqueAddressToString(cluster.self),
         remoting,
         cluster,
         coordinatorProxy: coordinator,
+        role: t.role,
+        coordinatorRole: t.coordinatorRole,
         route: t.route,
         createBehavior: t.createBehavior,
         handOffStopMessage: t.handOffStopMessage,
@@ -305,6 +340,7 @@ export class ClusterSharding {
           stores.rememberStore === undefined
             ? undefined
             : { typeName: name, store: stores.rememberStore, shardOf: t.shardOf },
+        lifecycle: bindShardLifecycle(t.lifecycle, name, uniqueAddressToString(cluster.self)),
       }),
       `sharding-${name}`,
       undefined,
@@ -520,6 +556,23 @@ export function resolveShardingStores(
         ? () => new JournalCoordinatorStore(p.journal, p.snapshots, typeName, now)
         : undefined,
   };
+}
+
+/**
+ * How long after a downed member's removal its shards may start elsewhere (and a new
+ * coordinator take over): the cluster's downRemovalMarginMs, or else the split brain
+ * resolver's stableAfterMs plus its down-all-when-unstable bound. The downed side stops
+ * by itself once its own resolver decides: after stableAfterMs of stability, or — if its
+ * view kept changing — after stableAfterMs + downAllWhenUnstable from the first change
+ * (S20 found a minority, kept unstable by pauses, still running shards that had been
+ * restarted on the surviving side after a stableAfterMs-only margin). Akka's
+ * down-removal-margin defaults to stable-after, never shorter there than the down-all
+ * bound (3/4 of it); here that bound has a 4 s floor.
+ */
+function shardRemovalMarginOf(cluster: Cluster): number {
+  if (cluster.settings.downRemovalMarginMs > 0) return cluster.settings.downRemovalMarginMs;
+  const sbr = cluster.sbrSettings;
+  return sbr.stableAfterMs + downAllWhenUnstableMsOf(sbr);
 }
 
 function routeByExtractor<In>(extractor: MessageExtractor<In, unknown>, m: unknown): Route {

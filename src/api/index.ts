@@ -1,3 +1,15 @@
+export type { ShardingLifecycleListener } from "../cluster/sharding/sharding-lifecycle.js";
+export type {
+  RebalanceClusterFacts,
+  RegionMember,
+  RegionView,
+} from "../core/coordinator/allocation/region-view.js";
+export {
+  type CoordinatorAllocationStrategy,
+  consistentHashingStrategy,
+  leastShardStrategy,
+  thresholdStrategy,
+} from "../core/coordinator/coordinator-strategy.js";
 export { ClusterNode, type ClusterNodeOptions } from "./cluster-node.js";
 export {
   type ClassicShardingOptions,

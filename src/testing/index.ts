@@ -7,6 +7,12 @@ import type { ActorSettings } from "../actor/settings.js";
 import { type SimNodeOptions, SimWorld, type SimWorldOptions } from "../runtime/sim/index.js";
 
 export { SimFailure, SimWorld, type SimWorldOptions, withSeed } from "../runtime/sim/index.js";
+export {
+  ShardingOracle,
+  ShardingOracleError,
+  type ShardingOracleOptions,
+  type ShardingViolation,
+} from "./sharding-oracle.js";
 
 /** An ActorSystem on a new simulated node of `world`. */
 export function simActorSystem(

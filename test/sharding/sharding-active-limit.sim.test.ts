@@ -8,6 +8,7 @@ import { type ActorRef, Behaviors } from "../../src/actor/index.js";
 import { ClusterNode, ClusterSharding, EntityTypeKey } from "../../src/api/index.js";
 import { perShardActiveLimit } from "../../src/core/region/region-settings.js";
 import { SimNetwork, SimWorld } from "../../src/runtime/sim/index.js";
+import { ShardingOracle } from "../../src/testing/index.js";
 import { FAST } from "../cluster/sim-cluster.js";
 import { simSeeds } from "../support/sim-seeds.js";
 
@@ -41,12 +42,14 @@ describe.each(simSeeds([1, 2]))("sharding active-entity limit (seed %i)", (seed)
     });
     expect(await world.runUntil(() => node !== undefined, 5_000)).toBe(true);
     const n = node as ClusterNode;
+    const oracle = new ShardingOracle({ now: () => world.now, describe: () => world.describe() });
     const live = new Set<string>();
     let peak = 0;
     ClusterSharding.get(n).init({
       typeKey: Key,
       numberOfShards: 2,
       settings: { region: { activeEntityLimit: 10 } },
+      lifecycle: oracle,
       createBehavior: ({ entityId }) =>
         Behaviors.setup<Cmd>(() => {
           live.add(entityId);
@@ -86,5 +89,7 @@ describe.each(simSeeds([1, 2]))("sharding active-entity limit (seed %i)", (seed)
       });
     expect(await world.runUntil(() => hot !== undefined, 2_000)).toBe(true);
     expect(hot).toBe(40); // never evicted: one incarnation saw every touch
+    expect(oracle.liveEntities(Key.name).size).toBe(live.size);
+    oracle.assertNoViolations();
   });
 });

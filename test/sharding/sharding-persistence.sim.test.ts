@@ -20,6 +20,7 @@ import { MemorySnapshotStore } from "../../src/persistence/memory/memory-snapsho
 import { type Journal, type JournalEvent, PersistenceStoreError } from "../../src/ports/journal.js";
 import { isCoordinatorEvent } from "../../src/protocol/sharding.js";
 import { SimNetwork, SimWorld } from "../../src/runtime/sim/index.js";
+import { ShardingOracle } from "../../src/testing/index.js";
 import { FAST } from "../cluster/sim-cluster.js";
 import { simSeeds } from "../support/sim-seeds.js";
 
@@ -71,6 +72,8 @@ class SwitchableJournal implements Journal {
 
 interface Env {
   readonly world: SimWorld;
+  /** The registry oracle of shardkit/testing: shards and entities, never two live. */
+  readonly oracle: ShardingOracle;
   readonly network: SimNetwork;
   readonly registry: Registry;
   readonly journal: Journal;
@@ -83,9 +86,13 @@ interface NodeOptions {
 }
 
 function env(seed: number, journal: Journal = new MemoryJournal()): Env {
-  const world = new SimWorld({ seed, logLevel: process.env.SIMLOG === "1" ? "info" : "off" });
+  const world = new SimWorld({
+    seed,
+    logLevel: process.env.SIMLOG === "1" ? "info" : process.env.SIMLOG === "2" ? "debug" : "off",
+  });
   return {
     world,
+    oracle: new ShardingOracle({ now: () => world.now, describe: () => world.describe() }),
     network: new SimNetwork(world),
     registry: new Registry(),
     journal,
@@ -115,6 +122,7 @@ async function startNode(e: Env, name: string, seeds: string[], o: NodeOptions =
     numberOfShards: o.numberOfShards ?? 12,
     persistence: { journal: e.journal, snapshots: e.snapshots },
     rememberEntities: o.remember ?? true,
+    lifecycle: e.oracle,
     settings: {
       shard: { entityRestartBackoffMs: 1_000 },
       coordinator: { persistRetryBackoffMs: 1_000, persistRetryBackoffMaxMs: 2_000 },
@@ -157,6 +165,7 @@ function crash(e: Env, name: string): void {
   e.world.getRuntime(name)?.scheduler.cancelAll();
   e.network.crash(name);
   e.registry.crashed(name);
+  e.oracle.nodeCrashed(name);
 }
 
 async function ask(e: Env, node: ClusterNode, id: string) {
@@ -223,6 +232,7 @@ describe.each(simSeeds([1, 2]))("sharding remember entities (seed %i)", (seed) =
     // They are the remembered entities, not new ones started by a message.
     expect((await ask(e, f, "r-10"))?.total).toBe(0);
     expect(e.registry.violations).toEqual([]);
+    e.oracle.assertNoViolations();
   });
 
   it("S11: after a rebalance to a joining node, the moved remembered entities run there without a message", async () => {
@@ -238,6 +248,7 @@ describe.each(simSeeds([1, 2]))("sharding remember entities (seed %i)", (seed) =
       true,
     );
     expect(e.registry.violations).toEqual([]);
+    e.oracle.assertNoViolations();
   });
 
   it("S11: a remembered entity that stops without passivating is restarted after entityRestartBackoffMs", async () => {
@@ -251,6 +262,7 @@ describe.each(simSeeds([1, 2]))("sharding remember entities (seed %i)", (seed) =
     expect(await e.world.runUntil(() => e.registry.live.has("x"), 10_000)).toBe(true);
     expect(e.world.now - stoppedAt).toBeGreaterThanOrEqual(1_000);
     expect(e.registry.violations).toEqual([]);
+    e.oracle.assertNoViolations();
   });
 
   it("S12: after a full restart with a changed shard extractor, remembered entities restart in their new shards", async () => {
@@ -274,10 +286,19 @@ describe.each(simSeeds([1, 2]))("sharding remember entities (seed %i)", (seed) =
       const home = hash(id, 7);
       expect(byShard.get(home), `${id} in shard ${home}`).toContain(id);
       for (const [shard, list] of byShard) if (shard !== home) expect(list).not.toContain(id);
-      const loc = await ClusterSharding.get(c).getEntityLocation(Key, id);
-      expect(loc.shardId).toBe(home);
+      let loc: { shardId: string; alive: boolean } | undefined;
+      ClusterSharding.get(c)
+        .getEntityLocation(Key, id)
+        .then((l) => {
+          loc = l;
+        });
+      // the query asks remote regions: run the world until it answers
+      expect(await e.world.runUntil(() => loc !== undefined, 10_000)).toBe(true);
+      expect(loc?.shardId).toBe(home);
+      expect(loc?.alive).toBe(true);
     }
     expect(e.registry.violations).toEqual([]);
+    e.oracle.assertNoViolations();
   });
 });
 
@@ -307,6 +328,7 @@ describe.each(simSeeds([1, 2]))("sharding persistent coordinator state (seed %i)
     expect(await e.world.runUntil(() => e.registry.live.has(fresh), 30_000)).toBe(true);
     expect((await ask(e, b, fresh))?.total).toBe(7);
     expect(e.registry.violations).toEqual([]);
+    e.oracle.assertNoViolations();
   });
 
   it("allocations survive a full cluster restart: the new coordinator recovers them from the journal", async () => {
@@ -334,5 +356,6 @@ describe.each(simSeeds([1, 2]))("sharding persistent coordinator state (seed %i)
     // Entities are plain (not event-sourced, not remembered): new incarnations, total 0.
     for (const id of ids("p", 20)) expect((await ask(e, c, id))?.total).toBe(0);
     expect(e.registry.violations).toEqual([]);
+    e.oracle.assertNoViolations();
   });
 });

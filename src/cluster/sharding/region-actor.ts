@@ -25,6 +25,7 @@ import {
   type ShardReport,
   shardBehavior,
 } from "./shard-actor.js";
+import type { ShardLifecycle } from "./sharding-lifecycle.js";
 import {
   ActorIdRefs,
   actorIdOf,
@@ -35,8 +36,6 @@ import {
 
 export interface RegionActorOptions {
   readonly typeName: string;
-  /** The role of the entity type (named in registration warnings). */
-  readonly role?: string;
   readonly member: string;
   readonly remoting: Remoting;
   /** The coordinator singleton's proxy (for identification). */
@@ -52,6 +51,11 @@ export interface RegionActorOptions {
   readonly shardSettings?: Partial<ShardSettings>;
   /** Remember entities: the store and the current shard function (see shard-actor.ts). */
   readonly remember?: ShardRememberOptions;
+  /** Sharding role and coordinator role (for the registration warnings). */
+  readonly role?: string;
+  readonly coordinatorRole?: string;
+  /** Passed to every shard (start/stop reports; the testing oracle). */
+  readonly lifecycle?: ShardLifecycle;
   /** Membership: regions on removed members are forgotten (their shards move). */
   readonly cluster: Cluster;
 }
@@ -98,8 +102,9 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
       self: selfId,
       member: options.member,
       typeName: options.typeName,
-      role: options.role,
       proxy: options.createBehavior === undefined,
+      role: options.role,
+      coordinatorRole: options.coordinatorRole,
       settings: options.settings,
     });
     let coordinator: string | undefined;
@@ -329,6 +334,7 @@ function performRegion(
           handOffStopMessage: options.handOffStopMessage,
           settings: options.shardSettings,
           remember: options.remember,
+          lifecycle: options.lifecycle,
         }),
         `shard-${encodeURIComponent(o.shard)}`,
       );

@@ -10,6 +10,7 @@ import { ShardMachine } from "../../core/shard/shard-machine.js";
 import { resolveShardSettings, type ShardSettings } from "../../core/shard/shard-settings.js";
 import type { ShardInput, ShardOutput } from "../../core/shard/shard-types.js";
 import type { RememberEntitiesStore } from "../../ports/remember-entities-store.js";
+import type { ShardLifecycle } from "./sharding-lifecycle.js";
 
 /** What an entity's behavior factory gets. */
 export interface EntityContext {
@@ -72,6 +73,8 @@ export interface ShardActorOptions {
   readonly settings?: Partial<ShardSettings>;
   /** Remember entities (used when settings.rememberEntities is on). */
   readonly remember?: ShardRememberOptions;
+  /** Start/stop reports of the shard and its entities (the testing oracle). */
+  readonly lifecycle?: ShardLifecycle;
 }
 
 /** Where a remembering shard keeps its entities. */
@@ -96,6 +99,7 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       settings: options.settings,
     });
     const entities = new Map<string, ActorRef<unknown>>();
+    options.lifecycle?.shardStarted(options.shardId);
     const perform = (outs: readonly ShardOutput<unknown>[]) => {
       for (const o of outs) performOne(ctx, options, o, feed, entities);
     };
@@ -141,6 +145,8 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       (_c, signal) => {
         if (signal.type === "Terminated" || signal.type === "ChildFailed") {
           const entityId = entityIdOf(signal.ref.path.name);
+          if (entities.get(entityId) === (signal.ref as unknown))
+            options.lifecycle?.entityStopped(entityId, options.shardId);
           if (entities.get(entityId) === (signal.ref as unknown)) entities.delete(entityId);
           feed({
             type: "entity-terminated",
@@ -149,6 +155,8 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
             failed: signal.type === "ChildFailed",
           });
         }
+        if (signal.type === "PostStop")
+          options.lifecycle?.shardStopped(options.shardId, entities.keys());
         return undefined;
       },
     );
@@ -174,6 +182,7 @@ function performOne(
       };
       const ref = ctx.spawn(options.createBehavior(entityCtx), childName(entityId));
       entities.set(entityId, ref);
+      options.lifecycle?.entityStarted(entityId, options.shardId);
       ctx.watch(ref as ActorRef<never>);
       feed({ type: "entity-started", entityId });
       return;

@@ -47,7 +47,10 @@ export type CoordinatorLocalInput =
   | { readonly type: "timer"; readonly key: string }
   /** Periodic (rebalanceIntervalMs): rebalance, retry waiting allocations, warn. */
   | { readonly type: "rebalance-tick" }
-  /** A watched region terminated (its node was removed, or the actor stopped). */
+  /**
+   * A watched region terminated (its node was removed, or the actor stopped). On a
+   * removed member it takes effect after regionRemovalMarginMs.
+   */
   | { readonly type: "region-terminated"; readonly region: RegionId }
   /** A watched proxy terminated. */
   | { readonly type: "proxy-terminated"; readonly proxy: RegionId };
@@ -88,6 +91,8 @@ export const CoordinatorTimer = {
   handOff: (shard: ShardId): string => `hand-off:${shard}`,
   /** Write the failed persist batch again. */
   persistRetry: "persist-retry",
+  /** The removal margin of a region on a removed member has passed. */
+  regionRemoval: (region: RegionId): string => `region-removal:${region}`,
 } as const;
 
 /** A timer key split into its kind and shard (undefined for an unknown key). */
@@ -96,10 +101,12 @@ export function parseCoordinatorTimer(
 ):
   | { readonly kind: "host-shard" | "hand-off"; readonly shard: ShardId }
   | { readonly kind: "persist-retry" }
+  | { readonly kind: "region-removal"; readonly region: RegionId }
   | undefined {
   if (key === CoordinatorTimer.persistRetry) return { kind: "persist-retry" };
   const colon = key.indexOf(":");
   const kind = key.slice(0, colon);
+  if (kind === "region-removal") return { kind, region: key.slice(colon + 1) };
   if (colon > 0 && (kind === "host-shard" || kind === "hand-off"))
     return { kind, shard: key.slice(colon + 1) };
   return undefined;

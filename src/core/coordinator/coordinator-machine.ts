@@ -130,11 +130,15 @@ export class CoordinatorMachine {
   private readonly shuttingDown = new Set<RegionId>();
   /** HostShard sent, ShardStarted not yet received: shard -> owner. */
   private readonly hostPending = new Map<ShardId, RegionId>();
+  /** Regions on removed members whose removal margin runs (their shards wait). */
+  private readonly removalPending = new Set<RegionId>();
   /** Regions that registered with this coordinator incarnation (minNrOfMembers). */
   private readonly registeredNow = new Set<RegionId>();
   private allocationOpen = false;
   private recovering: boolean;
   private eventsSinceSnapshot = 0;
+  /** Up members with the role but no region or proxy at the previous rebalance tick. */
+  private unreportedAtLastTick = new Set<string>();
   private readonly counters: MutableStats = {
     droppedRequests: 0,
     persistFailures: 0,
@@ -230,9 +234,13 @@ export class CoordinatorMachine {
       case "rebalance-tick":
         this.onRebalanceTick();
         return;
-      case "region-terminated":
-        this.terminateRegion(input.region, "terminated");
+      case "region-terminated": {
+        const member = this.projected.region(input.region)?.member;
+        if (member !== undefined && this.membership.isGone(member))
+          this.regionMemberRemoved(input.region);
+        else this.terminateRegion(input.region, "terminated");
         return;
+      }
       case "proxy-terminated":
         this.terminateProxy(input.proxy);
         return;
@@ -273,7 +281,7 @@ export class CoordinatorMachine {
   private onMembership(members: readonly CoordinatorMember[]): void {
     this.membership.update(members);
     for (const [region, r] of [...this.projected.regions()])
-      if (this.membership.isGone(r.member)) this.terminateRegion(region, "member removed");
+      if (this.membership.isGone(r.member)) this.regionMemberRemoved(region);
     for (const [proxy, member] of [...this.projected.proxies()])
       if (this.membership.isGone(member)) this.terminateProxy(proxy);
     this.maybeCompleteRecovery();
@@ -408,7 +416,12 @@ export class CoordinatorMachine {
   private onGetShardHome(shard: ShardId, from: RegionId): void {
     if (!this.handOffs.has(shard)) {
       const home = this.durable.homeOf(shard);
-      if (home !== undefined && home === this.projected.homeOf(shard)) {
+      // a home on a removed member waits for its removal margin (then a new home)
+      if (
+        home !== undefined &&
+        home === this.projected.homeOf(shard) &&
+        !this.removalPending.has(home)
+      ) {
         this.send(from, { type: "shard-home", shard, region: home });
         return;
       }
@@ -616,6 +629,10 @@ export class CoordinatorMachine {
       case "hand-off":
         this.onHandOffTimeout(t.shard);
         return;
+      case "region-removal":
+        if (this.removalPending.delete(t.region))
+          this.terminateRegion(t.region, "member removed (removal margin passed)");
+        return;
     }
   }
 
@@ -633,9 +650,30 @@ export class CoordinatorMachine {
         registered: this.registeredNow.size,
       });
     }
+    this.warnUnreportedMembers();
     this.maybeAllocateWaiting();
     this.pumpShutdowns();
     this.maybeRebalance();
+  }
+
+  /**
+   * S16: an Up member with the sharding role that has registered neither a region nor a
+   * proxy at two ticks in a row most likely never started sharding for this type: it
+   * hosts nothing, and a future coordinator's regions recovery would wait for it. Warned
+   * at every tick while it lasts (regions recovery has its own warning).
+   */
+  private warnUnreportedMembers(): void {
+    const now = new Set(
+      this.recovering || !this.membership.known
+        ? []
+        : this.unreportedMembers().filter((m) => this.membership.get(m)?.status === "up"),
+    );
+    const lasting = [...now].filter((m) => this.unreportedAtLastTick.has(m));
+    this.unreportedAtLastTick = now;
+    if (lasting.length > 0)
+      this.log("warn", "members-without-region", membersWithoutRegionMessage(lasting), {
+        members: lasting,
+      });
   }
 
   private maybeRebalance(): void {
@@ -768,9 +806,36 @@ export class CoordinatorMachine {
 
   // ---- termination ---------------------------------------------------------------------------
 
+  /**
+   * The member of `region` was removed. Its shards get new homes only after
+   * regionRemovalMarginMs: a downed member may still run them until it notices (see the
+   * setting). Meanwhile requests for them wait.
+   */
+  private regionMemberRemoved(region: RegionId): void {
+    const margin = this.settings.regionRemovalMarginMs;
+    if (margin === 0) {
+      this.terminateRegion(region, "member removed");
+      return;
+    }
+    if (this.removalPending.has(region) || this.projected.region(region) === undefined) return;
+    this.removalPending.add(region);
+    this.log(
+      "info",
+      "region-removal-pending",
+      `region ${region}: member removed; shards move in ${margin} ms`,
+      {
+        region,
+        regionRemovalMarginMs: margin,
+      },
+    );
+    this.startTimer(CoordinatorTimer.regionRemoval(region), margin);
+  }
+
   private terminateRegion(region: RegionId, why: string): void {
     const r = this.projected.region(region);
     if (r === undefined) return;
+    if (this.removalPending.delete(region))
+      this.out.push({ type: "cancel-timer", key: CoordinatorTimer.regionRemoval(region) });
     this.log("info", "region-terminated", `region ${region} ${why}`, {
       region,
       shards: r.shards.length,
@@ -848,6 +913,14 @@ function shardHomeMessages(
     const grouped = [...byRegion].map(([region, shards]) => ({ region, shards }));
     return { to, message: { type: "shard-homes", homes: grouped } };
   });
+}
+
+function membersWithoutRegionMessage(members: readonly string[]): string {
+  return (
+    `${members.length} up member(s) that may host shards registered no region or proxy: ` +
+    `${members.join(", ")} (is sharding started on those nodes? They host no shards, and a ` +
+    "new coordinator waits for them before allocating)"
+  );
 }
 
 function waitingForMembersMessage(missing: readonly string[]): string {

@@ -46,6 +46,17 @@ export interface CoordinatorSettings {
    * allocated again at once, without waiting for a message, so its entities restart.
    */
   readonly rememberEntities: boolean;
+  /**
+   * A region whose member was removed from the cluster (downed: crashed, or on the other
+   * side of a partition) keeps its shards this many ms longer before they may get new
+   * homes; requests for them wait meanwhile (ms, >= 0; 0 = at once). The downed side
+   * stops its shards only once its own split brain resolver decides, so this margin
+   * keeps the two sides from running a shard at the same time. ClusterSharding sets it
+   * (and its coordinator singleton's removal margin) to the cluster's
+   * downRemovalMarginMs, or else the resolver's stableAfterMs plus its
+   * down-all-when-unstable bound, unless given here.
+   */
+  readonly regionRemovalMarginMs: number;
 }
 
 /** Defaults (the classic Akka values where one exists). */
@@ -61,6 +72,7 @@ export const DEFAULT_COORDINATOR_SETTINGS: CoordinatorSettings = Object.freeze({
   persistRetryBackoffMaxMs: 25_000,
   snapshotAfterEvents: 1_000,
   rememberEntities: false,
+  regionRemovalMarginMs: 0,
 });
 
 const RULES: RulesOf<CoordinatorSettings> = {
@@ -75,6 +87,7 @@ const RULES: RulesOf<CoordinatorSettings> = {
   persistRetryBackoffMaxMs: ms(1),
   snapshotAfterEvents: int(0),
   rememberEntities: bool(),
+  regionRemovalMarginMs: ms(0),
 };
 
 /** Defaults merged with `overrides`, validated (ConfigError names the key). */

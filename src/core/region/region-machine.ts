@@ -63,6 +63,8 @@ export interface RegionConfig {
   readonly proxy?: boolean;
   /** The sharding role of the entity type (logs). */
   readonly role?: string;
+  /** The role the coordinator singleton runs on, when it is not `role` (logs). */
+  readonly coordinatorRole?: string;
   readonly settings?: Partial<RegionSettings>;
 }
 
@@ -90,6 +92,7 @@ export class RegionMachine<M> {
   private readonly typeName: string;
   private readonly proxy: boolean;
   private readonly role: string | undefined;
+  private readonly coordinatorRole: string | undefined;
   private current: RegionPhase = RegionPhase.Idle;
   private readonly registration: RegionRegistration;
   /** Known homes. A home equal to `self` implies a starting or running local shard. */
@@ -117,6 +120,7 @@ export class RegionMachine<M> {
     this.typeName = config.typeName;
     this.proxy = config.proxy ?? false;
     this.role = config.role;
+    this.coordinatorRole = config.coordinatorRole ?? config.role;
     this.registration = new RegionRegistration(this.settings);
     this.levelWarning = new BufferLevelWarning(
       this.settings.bufferSizeMax,
@@ -376,6 +380,7 @@ export class RegionMachine<M> {
     const text = this.registration.warning(this.nowMs, {
       typeName: this.typeName,
       role: this.role,
+      coordinatorRole: this.coordinatorRole,
       proxy: this.proxy,
       bufferedMessages: this.buffers.total,
     });

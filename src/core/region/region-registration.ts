@@ -19,6 +19,8 @@ import type { CoordinatorRef } from "./region-types.js";
 export interface RegistrationContext {
   readonly typeName: string;
   readonly role: string | undefined;
+  /** The role of the coordinator singleton's members (default: `role`). */
+  readonly coordinatorRole?: string | undefined;
   readonly proxy: boolean;
   readonly bufferedMessages: number;
 }
@@ -102,16 +104,17 @@ function warningText(
   const buffered = `; ${ctx.bufferedMessages} message(s) buffered`;
   if (everRegistered)
     return `${head} since the previous coordinator went away (failover in progress?)${buffered}`;
-  const where = ctx.role === undefined ? "any member" : `members with role "${ctx.role}"`;
-  const oldest =
-    ctx.role === undefined ? "the oldest member" : `the oldest member with role "${ctx.role}"`;
+  const coordinatorRole = ctx.coordinatorRole ?? ctx.role;
+  const where =
+    coordinatorRole === undefined ? "any member" : `members with role "${coordinatorRole}"`;
+  const oldest = coordinatorRole === undefined ? "member" : `member with role "${coordinatorRole}"`;
   const causes =
     coordinator === undefined
       ? [
           "this node has not joined a cluster (seed nodes configured and reachable?)",
           `no member that may run the coordinator is up (it runs on ${where})`,
-          `sharding for "${ctx.typeName}" is not started on ${oldest}, where its coordinator ` +
-            "runs (start it on every such member)",
+          `sharding for "${ctx.typeName}" is not started on the oldest ${oldest}, ` +
+            "where the coordinator runs",
         ]
       : [
           `sharding for "${ctx.typeName}" is not started on the coordinator's node`,

@@ -1,0 +1,219 @@
+/**
+ * S20: randomized faults over many seeds. A 5-node sharded cluster takes traffic while a
+ * seeded schedule throws faults at it: partitions of random sizes (healed later), flaky
+ * links (segment loss resets connections), kill -9 and restart as a new incarnation,
+ * pauses (every link of a node clogged) and graceful leaves. The registry oracle checks
+ * safety throughout: never two live incarnations of one entity, never two homes for one
+ * shard. After the faults everything is healed and restarted, and every entity must
+ * answer again (liveness).
+ *
+ * The default run takes a few seeds (and regression seeds); explore more with
+ *   SHARDKIT_SIM_SEEDS=1-200 npx vitest run test/sharding/sharding-faults.sim.test.ts
+ * or `npm run sim -- --scenario sharding-faults --seeds 200`.
+ */
+import { describe, expect, it } from "vitest";
+import { type ClusterNode, ClusterSharding } from "../../src/api/index.js";
+import type { SimNetwork, SimWorld } from "../../src/runtime/sim/index.js";
+import type { ShardingOracle } from "../../src/testing/index.js";
+import { replayCommand, simSeeds } from "../support/sim-seeds.js";
+import {
+  allUp,
+  CounterKey,
+  crashNode,
+  type NodeExtras,
+  simSharding,
+  startNode,
+  totalOfEventually,
+} from "./sim-sharding.js";
+
+const FILE = "test/sharding/sharding-faults.sim.test.ts";
+const NAMES = ["a", "b", "c", "d", "e"] as const;
+/** Fault steps per run; each lasts 1–4 s of virtual time. */
+const FAULT_STEPS = 14;
+const ENTITIES = 40;
+/** Restart-and-wait rounds (20 s each) for the cluster to settle after the faults. */
+const SETTLE_ROUNDS = 4;
+const EXTRAS: NodeExtras = { numberOfShards: 30 };
+
+/** One process of a node name (a restart makes a new one). */
+interface Proc {
+  node: ClusterNode;
+  runtime: string;
+  crashed: boolean;
+}
+
+class FaultyCluster {
+  readonly procs = new Map<string, Proc>();
+  private incarnations = new Map<string, number>();
+  readonly log: string[] = [];
+
+  constructor(
+    readonly world: SimWorld,
+    readonly network: SimNetwork,
+    readonly oracle: ShardingOracle,
+  ) {}
+
+  async start(name: string, seeds: string[]): Promise<void> {
+    const k = (this.incarnations.get(name) ?? 0) + 1;
+    this.incarnations.set(name, k);
+    const runtime = k === 1 ? name : `${name}#${k}`;
+    const node = await startNode(this.world, this.network, name, seeds, this.oracle, {
+      ...EXTRAS,
+      runtimeName: runtime,
+    });
+    this.procs.set(name, { node, runtime, crashed: false });
+  }
+
+  /** Processes that run and see themselves Up. */
+  upNodes(): [string, ClusterNode][] {
+    return [...this.procs]
+      .filter(([, p]) => !p.crashed && !p.node.system.isTerminated)
+      .filter(([, p]) => p.node.cluster.selfMember?.status === "up")
+      .map(([n, p]) => [n, p.node]);
+  }
+
+  /** Names whose process is gone (crashed, or stopped after being downed or leaving). */
+  deadNames(): string[] {
+    return [...this.procs]
+      .filter(([, p]) => p.crashed || p.node.system.isTerminated)
+      .map(([n]) => n);
+  }
+
+  async crash(name: string): Promise<void> {
+    const p = this.procs.get(name);
+    if (p === undefined || p.crashed) return;
+    p.crashed = true;
+    await crashNode(this.world, this.network, this.oracle, name, p.runtime);
+  }
+
+  /**
+   * A new incarnation of `name`, joining through the others (never forming its own
+   * cluster), or — `first` — the first of a new cluster when no process is left.
+   */
+  async restart(name: string, first = false): Promise<void> {
+    const p = this.procs.get(name);
+    if (p !== undefined && !p.crashed) {
+      // a process that stopped itself (downed, left) still owns its host: kill it first
+      await this.crash(name);
+    }
+    this.network.restart(name);
+    const others = NAMES.filter((n) => n !== name).map((n) => `${n}:2552`);
+    await this.start(name, first ? [`${name}:2552`, ...others] : others);
+  }
+}
+
+// seed 6: shards of a downed minority restarted on the survivors while the minority, kept
+// unstable by pauses, still ran them (fixed: the shard removal margin); keep it here
+describe.each(simSeeds([1, 2, 3, 4, 5, 6]))("sharding under random faults (seed %i)", (seed) => {
+  it("S20: partitions, flaky links, kill -9, pauses and restarts: never two incarnations of an entity, never two homes of a shard", async () => {
+    const { world, network, oracle } = simSharding(seed);
+    const rnd = world.random;
+    const pick = <T>(xs: readonly T[]): T => xs[rnd.nextInt(xs.length)] as T;
+    const c = new FaultyCluster(world, network, oracle);
+    for (const n of NAMES) await c.start(n, ["a:2552", "b:2552"]);
+    const boot = await world.runUntil(
+      () => NAMES.every((n) => allUp(c.procs.get(n)?.node as ClusterNode, NAMES.length)),
+      30_000,
+    );
+    expect(boot, `[sim ${world.describe()}] cluster did not form`).toBe(true);
+    await world.advance(3_000);
+
+    const ids = Array.from({ length: ENTITIES }, (_, i) => `r-${i}`);
+    const traffic = () => {
+      const up = c.upNodes();
+      if (up.length === 0) return;
+      for (let i = 0; i < 10; i++) {
+        const [, from] = pick(up);
+        ClusterSharding.get(from).entityRefFor(CounterKey, pick(ids)).tell({ type: "add", n: 1 });
+      }
+    };
+    const note = (what: string) => c.log.push(`t=${Math.round(world.now)} ${what}`);
+
+    for (let step = 0; step < FAULT_STEPS; step++) {
+      traffic();
+      const fault = rnd.nextInt(6);
+      const running = NAMES.filter((n) => !c.deadNames().includes(n));
+      if (fault === 0) {
+        // partition of a random size, healed 1–8 s later
+        const shuffled: string[] = [...NAMES];
+        for (let i = shuffled.length - 1; i > 0; i--) {
+          const j = rnd.nextInt(i + 1);
+          [shuffled[i], shuffled[j]] = [shuffled[j] as string, shuffled[i] as string];
+        }
+        const k = 1 + rnd.nextInt(NAMES.length - 1);
+        const [side, rest] = [shuffled.slice(0, k), shuffled.slice(k)];
+        network.partition(side, rest);
+        note(`partition ${side.join("")}|${rest.join("")}`);
+        const healIn = 1_000 + rnd.nextInt(7_000);
+        world.schedule(healIn, () => network.heal(side, rest));
+      } else if (fault === 1) {
+        // flaky link both ways for a while
+        const x = pick(NAMES);
+        const y = pick(NAMES.filter((n) => n !== x));
+        const loss = 0.02 + rnd.nextInt(10) / 100;
+        network.configureLink(x, y, { lossProbability: loss });
+        network.configureLink(y, x, { lossProbability: loss });
+        note(`flaky ${x}-${y} ${loss}`);
+        world.schedule(2_000 + rnd.nextInt(6_000), () => {
+          network.configureLink(x, y, { lossProbability: 0 });
+          network.configureLink(y, x, { lossProbability: 0 });
+        });
+      } else if (fault === 2 && running.length > 3) {
+        const victim = pick(running);
+        await c.crash(victim);
+        note(`kill -9 ${victim}`);
+      } else if (fault === 3) {
+        // a pause: nothing gets in or out of the node for 1–3 s (a long GC, a frozen VM)
+        const x = pick(NAMES);
+        const ms = 1_000 + rnd.nextInt(2_000);
+        for (const y of NAMES) if (y !== x) network.clog(x, y, ms);
+        note(`pause ${x} ${ms}ms`);
+      } else if (fault === 4 && c.deadNames().length > 0) {
+        const back = pick(c.deadNames());
+        note(`restart ${back}`);
+        await c.restart(back);
+      } else if (fault === 5 && running.length > 3) {
+        const leaver = pick(running);
+        note(`leave ${leaver}`);
+        void (c.procs.get(leaver) as Proc).node.shutdown("user");
+      }
+      await world.advance(1_000 + rnd.nextInt(3_000));
+    }
+
+    // heal everything, bring every dead node back, and let the cluster settle
+    network.heal();
+    for (const x of NAMES)
+      for (const y of NAMES) if (x !== y) network.configureLink(x, y, { lossProbability: 0 });
+    await world.advance(10_000);
+    // Bring back every process that is gone, again while some still stop (a node downed
+    // late in the faults shuts down during the settling); the faults may have downed
+    // everybody: then the first one back forms a new cluster.
+    const settledNow = () => {
+      const up = c.upNodes();
+      return up.length === NAMES.length && up.every(([, n]) => allUp(n, NAMES.length));
+    };
+    let settled = false;
+    for (let round = 0; round < SETTLE_ROUNDS && !settled; round++) {
+      for (const [i, n] of c.deadNames().entries()) {
+        const first = i === 0 && c.upNodes().length === 0;
+        note(`restart ${n} (end${first ? ", first" : ""})`);
+        await c.restart(n, first);
+      }
+      settled = await world.runUntil(settledNow, 20_000);
+    }
+    const where = `[sim ${world.describe()}] faults: ${c.log.join("; ")}; replay: ${replayCommand(seed, FILE)}`;
+    expect(settled, `${where}: the cluster did not settle`).toBe(true);
+    await world.advance(5_000);
+    const [, asker] = c.upNodes()[0] as [string, ClusterNode];
+    for (const id of ids) {
+      const r = await totalOfEventually(world, asker, id, 8);
+      expect(r, `${where}: ${id} does not answer`).toBeDefined();
+    }
+    expect(oracle.entitiesStarted).toBeGreaterThan(0);
+    try {
+      oracle.assertNoViolations();
+    } catch (e) {
+      throw new Error(`${String(e)}\n${where}`);
+    }
+  }, 60_000);
+});

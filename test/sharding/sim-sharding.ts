@@ -1,0 +1,263 @@
+/**
+ * Helpers of the sharding simulator scenarios: cluster nodes running a Counter entity
+ * type, every shard and entity reported to a ShardingOracle (shardkit/testing), and the
+ * small fault tools (crash, restart) the scenarios share.
+ */
+import { expect } from "vitest";
+import { type ActorRef, Behaviors } from "../../src/actor/index.js";
+import {
+  ClusterNode,
+  ClusterSharding,
+  EntityTypeKey,
+  type ShardedEntityOptions,
+  type ShardingLifecycleListener,
+} from "../../src/api/index.js";
+import { SimNetwork, SimWorld, type SimWorldOptions } from "../../src/runtime/sim/index.js";
+import { ShardingOracle } from "../../src/testing/index.js";
+import { FAST } from "../cluster/sim-cluster.js";
+
+export type Counter =
+  | { type: "add"; n: number }
+  | { type: "get"; replyTo: ActorRef<{ node: string; total: number }> }
+  | { type: "passivate" };
+export const CounterKey = EntityTypeKey<Counter>("Counter");
+
+/** Live Counter entities: id -> node. */
+export function liveCounters(oracle: ShardingOracle): Map<string, string> {
+  return oracle.liveEntities(CounterKey.name);
+}
+
+/** One shard or entity start/stop, as a recording listener saw it. */
+export interface LifecycleEvent {
+  readonly what: "shard-started" | "shard-stopped" | "entity-started" | "entity-stopped";
+  readonly typeName: string;
+  readonly id: string;
+  /** Host of the reporting node. */
+  readonly node: string;
+  readonly atMs: number;
+}
+
+/** A listener that forwards to `oracle` and appends every report to `events`. */
+export function recording(
+  world: SimWorld,
+  oracle: ShardingOracle,
+  events: LifecycleEvent[],
+): ShardingLifecycleListener {
+  const host = (node: string) => /@([^:/#]+):/.exec(node)?.[1] ?? node;
+  const add = (what: LifecycleEvent["what"], typeName: string, id: string, node: string) =>
+    events.push({ what, typeName, id, node: host(node), atMs: world.now });
+  return {
+    shardStarted: (t, id, node) => {
+      add("shard-started", t, id, node);
+      oracle.shardStarted(t, id, node);
+    },
+    shardStopped: (t, id, node) => {
+      add("shard-stopped", t, id, node);
+      oracle.shardStopped(t, id, node);
+    },
+    entityStarted: (t, id, node, shard) => {
+      add("entity-started", t, id, node);
+      oracle.entityStarted(t, id, node, shard);
+    },
+    entityStopped: (t, id, node, shard) => {
+      add("entity-stopped", t, id, node);
+      oracle.entityStopped(t, id, node, shard);
+    },
+  };
+}
+
+/** A world, its network and an oracle that names the world (seed) in its errors. */
+export function simSharding(seed: number, options: Omit<SimWorldOptions, "seed"> = {}) {
+  const world = new SimWorld({ seed, ...options });
+  const network = new SimNetwork(world);
+  const oracle = newOracle(world);
+  return { world, network, oracle };
+}
+
+export function newOracle(world: SimWorld): ShardingOracle {
+  return new ShardingOracle({ now: () => world.now, describe: () => world.describe() });
+}
+
+export interface NodeExtras {
+  readonly roles?: string[];
+  readonly role?: string;
+  readonly coordinatorRole?: string;
+  readonly appVersion?: string;
+  readonly shardSettings?: Record<string, unknown>;
+  readonly coordinatorSettings?: Record<string, unknown>;
+  readonly allocationStrategy?: ShardedEntityOptions<Counter>["allocationStrategy"];
+  /** Name of the simulated process (default: the node name; restarts need a new one). */
+  readonly runtimeName?: string;
+  /** false: start the node without sharding. */
+  readonly sharding?: boolean;
+  /** The entity type (default CounterKey). */
+  readonly typeKey?: EntityTypeKey<Counter>;
+  /** Default 20. */
+  readonly numberOfShards?: number;
+  /** The lifecycle listener (default: the oracle). */
+  readonly lifecycle?: ShardingLifecycleListener;
+}
+
+/** A cluster node `name` (listening on name:2552) running the Counter type. */
+export async function startNode(
+  world: SimWorld,
+  network: SimNetwork,
+  name: string,
+  seeds: string[],
+  oracle: ShardingOracle,
+  extras: NodeExtras = {},
+): Promise<ClusterNode> {
+  let node: ClusterNode | undefined;
+  ClusterNode.start({
+    systemName: "shop",
+    host: name,
+    port: 2552,
+    seedNodes: seeds,
+    settings: FAST,
+    failureDetector: { acceptableHeartbeatPauseMs: 1_000, firstHeartbeatEstimateMs: 200 },
+    downing: { stableAfterMs: 2_000 },
+    roles: extras.roles,
+    appVersion: extras.appVersion,
+    runtime: world.createRuntime(extras.runtimeName ?? name),
+    transport: network.transportFor(name),
+  }).then((n) => {
+    node = n;
+  });
+  await world.runUntil(() => node !== undefined, 5_000);
+  const n = node as ClusterNode;
+  if (extras.sharding !== false) initCounter(n, name, oracle, extras);
+  return n;
+}
+
+/** Starts the Counter type (or `extras.typeKey`) on `node`. */
+export function initCounter(
+  node: ClusterNode,
+  name: string,
+  oracle: ShardingOracle,
+  extras: NodeExtras = {},
+) {
+  return ClusterSharding.get(node).init({
+    typeKey: extras.typeKey ?? CounterKey,
+    numberOfShards: extras.numberOfShards ?? 20,
+    role: extras.role,
+    coordinatorRole: extras.coordinatorRole,
+    allocationStrategy: extras.allocationStrategy,
+    lifecycle: extras.lifecycle ?? oracle,
+    settings: { shard: extras.shardSettings, coordinator: extras.coordinatorSettings },
+    createBehavior: ({ passivate }) =>
+      Behaviors.setup<Counter>(() => {
+        let total = 0;
+        return Behaviors.receiveMessage<Counter>((m) => {
+          if (m.type === "add") total += m.n;
+          else if (m.type === "get") m.replyTo.tell({ node: name, total });
+          else passivate();
+        });
+      }),
+  });
+}
+
+/** True when `node` sees exactly `size` members, all Up. */
+export function allUp(node: ClusterNode, size: number): boolean {
+  const members = node.cluster.state.members;
+  return members.length === size && members.every((m) => m.status === "up");
+}
+
+/**
+ * Starts one node per name (all seeding from `seeds`), requires every node to see all of them
+ * Up, then lets the regions register with the coordinator.
+ */
+export async function startCluster(
+  world: SimWorld,
+  network: SimNetwork,
+  oracle: ShardingOracle,
+  names: readonly string[],
+  seeds: string[] = names.map((n) => `${n}:2552`),
+  extras: (name: string) => NodeExtras = () => ({}),
+): Promise<ClusterNode[]> {
+  const nodes: ClusterNode[] = [];
+  for (const n of names) nodes.push(await startNode(world, network, n, seeds, oracle, extras(n)));
+  expect(await world.runUntil(() => nodes.every((n) => allUp(n, names.length)), 30_000)).toBe(true);
+  await world.advance(5_000);
+  return nodes;
+}
+
+/** Asks entity `id` for its total and node (throws, naming the seed, without an answer). */
+export async function totalOf(
+  world: SimWorld,
+  node: ClusterNode,
+  id: string,
+  typeKey: EntityTypeKey<Counter> = CounterKey,
+) {
+  let answer: { node: string; total: number } | undefined;
+  let failure: unknown;
+  ClusterSharding.get(node)
+    .entityRefFor(typeKey, id)
+    .ask((replyTo: ActorRef<{ node: string; total: number }>) => ({ type: "get", replyTo }), {
+      timeoutMs: 10_000,
+    })
+    .then(
+      (a) => {
+        answer = a;
+      },
+      (e: unknown) => {
+        failure = e;
+      },
+    );
+  const ok = await world.runUntil(() => answer !== undefined || failure !== undefined, 15_000);
+  if (!ok || answer === undefined)
+    throw new Error(
+      `[sim ${world.describe()}] no answer from ${id}: ${String(failure ?? "no reply")}`,
+    );
+  return answer;
+}
+
+/** totalOf, retried (asks to shards that are moving may time out), or undefined. */
+export async function totalOfEventually(
+  world: SimWorld,
+  node: ClusterNode,
+  id: string,
+  attempts = 6,
+  typeKey: EntityTypeKey<Counter> = CounterKey,
+) {
+  let r: { node: string; total: number } | undefined;
+  for (let i = 0; r === undefined && i < attempts; i++)
+    r = await totalOf(world, node, id, typeKey).catch(() => undefined);
+  return r;
+}
+
+/**
+ * kill -9 of the process `runtimeName` on network node `name`: its timers stop, its
+ * network endpoints vanish, and the oracle forgets what it ran. Work already handed to
+ * the node in this instant (a `tell` from the test queues a mailbox run as a microtask,
+ * which cancelling the node's timers does not reach) runs first, as it would have before
+ * the kill; after that the node runs nothing.
+ */
+export async function crashNode(
+  world: SimWorld,
+  network: SimNetwork,
+  oracle: ShardingOracle,
+  name: string,
+  runtimeName: string = name,
+): Promise<void> {
+  await world.advance(0);
+  world.getRuntime(runtimeName)?.scheduler.cancelAll();
+  if (!network.isCrashed(name)) network.crash(name);
+  oracle.nodeCrashed(name);
+}
+
+/** Settles a promise inside the simulation (throws, naming the seed, if it does not). */
+export async function settle<T>(world: SimWorld, p: Promise<T>, limitMs = 30_000): Promise<T> {
+  let out: { v: T } | undefined;
+  let err: unknown;
+  p.then(
+    (v) => {
+      out = { v };
+    },
+    (e) => {
+      err = e;
+    },
+  );
+  await world.runUntil(() => out !== undefined || err !== undefined, limitMs);
+  if (out === undefined) throw err ?? new Error(`[sim ${world.describe()}] did not settle`);
+  return out.v;
+}

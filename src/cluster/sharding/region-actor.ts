@@ -265,7 +265,6 @@ function performRegion(
   onStopped: () => void,
   shardRefs: Map<string, ActorRef<ShardCommand>>,
 ): void {
-  const shardChild = (shard: string) => shardRefs.get(shard);
   switch (o.type) {
     case "send-to-coordinator":
       refOf(o.coordinator)?.tell({ sk: "sharding", t: "to-coordinator", cmd: o.message });
@@ -280,7 +279,7 @@ function performRegion(
       });
       return;
     case "deliver-local":
-      shardChild(o.shard)?.tell({
+      shardRefs.get(o.shard)?.tell({
         sk: "shard",
         t: "deliver",
         entityId: o.envelope.entityId,
@@ -304,10 +303,10 @@ function performRegion(
       return;
     }
     case "stop-shard":
-      shardChild(o.shard)?.tell({ sk: "shard", t: "shutdown" });
+      shardRefs.get(o.shard)?.tell({ sk: "shard", t: "shutdown" });
       return;
     case "hand-off-shard":
-      shardChild(o.shard)?.tell({ sk: "shard", t: "hand-off" });
+      shardRefs.get(o.shard)?.tell({ sk: "shard", t: "hand-off" });
       return;
     case "dead-letter":
       ctx.system.core.deadLetter(

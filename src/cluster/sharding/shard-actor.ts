@@ -122,7 +122,6 @@ function performOne(
   feed: (input: ShardInput<unknown>) => void,
   entities: Map<string, ActorRef<unknown>>,
 ): void {
-  const child = (id: string) => entities.get(id);
   switch (o.type) {
     case "start-entity-actor": {
       const entityId = o.entityId;
@@ -139,17 +138,17 @@ function performOne(
       return;
     }
     case "send-to-entity":
-      child(o.entityId)?.tell(o.message);
+      entities.get(o.entityId)?.tell(o.message);
       return;
     case "stop-entity-actor": {
-      const c = child(o.entityId);
+      const c = entities.get(o.entityId);
       if (c === undefined) return;
       if (o.stopMessage !== undefined) c.tell(o.stopMessage);
       else ctx.stop(c as ActorRef<never>);
       return;
     }
     case "force-stop-entity-actor": {
-      const c = child(o.entityId);
+      const c = entities.get(o.entityId);
       if (c !== undefined) ctx.stop(c as ActorRef<never>);
       return;
     }

@@ -266,9 +266,18 @@ describe("watch", () => {
     const seen: string[] = [];
     s.system.spawn(
       Behaviors.setup<string>((ctx) => {
-        const quiet = ctx.spawn(Behaviors.receiveMessage<string>(() => Behaviors.stopped), "quiet");
-        const loud = ctx.spawn(Behaviors.receiveMessage<string>(() => Behaviors.stopped), "loud");
-        const twice = ctx.spawn(Behaviors.receiveMessage<string>(() => Behaviors.stopped), "twice");
+        const quiet = ctx.spawn(
+          Behaviors.receiveMessage<string>(() => Behaviors.stopped),
+          "quiet",
+        );
+        const loud = ctx.spawn(
+          Behaviors.receiveMessage<string>(() => Behaviors.stopped),
+          "loud",
+        );
+        const twice = ctx.spawn(
+          Behaviors.receiveMessage<string>(() => Behaviors.stopped),
+          "twice",
+        );
         ctx.watch(quiet);
         ctx.unwatch(quiet);
         ctx.watch(loud);

@@ -51,9 +51,12 @@ export interface ShardMachineConfig {
   readonly settings?: Partial<ShardSettings>;
 }
 
+/** The buffer of every entity that holds no message (shared, so an idle entity has none). */
+const NO_MESSAGES = Object.freeze([]) as unknown as never[];
+
 interface EntityRecord<M> {
   state: EntityState;
-  /** Messages for the next incarnation, oldest first; empty while active. */
+  /** Messages for the next incarnation, oldest first; NO_MESSAGES when empty (always while active). */
   buffer: M[];
   /** Last start or message through the shard (idle passivation). */
   lastActivityMs: number;
@@ -225,14 +228,14 @@ export class ShardMachine<M> {
         return;
       case EntityState.Starting:
         this.touch(id, rec);
-        if (this.reserve(id, message)) rec.buffer.push(message);
+        if (this.reserve(id, message)) this.hold(rec, message);
         return;
       case EntityState.Backoff:
-        if (this.reserve(id, message)) rec.buffer.push(message);
+        if (this.reserve(id, message)) this.hold(rec, message);
         this.restartNow(id, rec);
         return;
       default:
-        if (this.reserve(id, message)) rec.buffer.push(message);
+        if (this.reserve(id, message)) this.hold(rec, message);
     }
   }
 
@@ -252,7 +255,7 @@ export class ShardMachine<M> {
     }
     const rec = this.entities.get(id);
     if (rec === undefined) {
-      this.createEntity(id, []);
+      this.createEntity(id);
       return;
     }
     if (rec.state === EntityState.Backoff) {
@@ -283,15 +286,20 @@ export class ShardMachine<M> {
     if (this.buffered < this.settings.bufferSizeMax) this.overflowing = false;
   }
 
+  private hold(rec: EntityRecord<M>, message: M): void {
+    if (rec.buffer === NO_MESSAGES) rec.buffer = [message];
+    else rec.buffer.push(message);
+  }
+
   private flushBuffer(id: EntityId, rec: EntityRecord<M>): void {
     for (const message of rec.buffer) this.emit({ type: "send-to-entity", entityId: id, message });
     this.release(rec.buffer.length);
-    rec.buffer = [];
+    rec.buffer = NO_MESSAGES;
   }
 
   private returnBuffer(id: EntityId, rec: EntityRecord<M>): void {
     for (const message of rec.buffer) this.returned.push({ entityId: id, message });
-    rec.buffer = [];
+    rec.buffer = NO_MESSAGES;
   }
 
   private emitReturned(): void {
@@ -304,7 +312,7 @@ export class ShardMachine<M> {
   // ---- entity lifecycle ----------------------------------------------------------
 
   /** A new entity: remembered first when remembering, else started at once. */
-  private createEntity(id: EntityId, buffer: M[]): void {
+  private createEntity(id: EntityId, buffer: M[] = NO_MESSAGES): void {
     const rec: EntityRecord<M> = {
       state: EntityState.RememberingStart,
       buffer,
@@ -566,7 +574,7 @@ export class ShardMachine<M> {
   /** Starts a remembered entity unless it already started (e.g. by a message). */
   private startRemembered(id: EntityId): boolean {
     if (this.entities.has(id) || !this.remembered.has(id)) return false;
-    this.createEntity(id, []);
+    this.createEntity(id);
     return true;
   }
 

@@ -151,6 +151,28 @@ describe.each(simSeeds([1, 2, 3]))("sharding (seed %i)", (seed) => {
     expect(registry.violations).toEqual([]);
   });
 
+  it("entity ids that are not plain actor names (empty, spaces, '/', '#', '%', '$', non-ASCII) are distinct and passivate", async () => {
+    const world = new SimWorld({ seed });
+    const network = new SimNetwork(world);
+    const registry = new Registry();
+    const a = await startNode(world, network, "a", ["a:2552"], registry);
+    await world.runUntil(() => a.cluster.selfMember?.status === "up", 10_000);
+    const sharding = ClusterSharding.get(a);
+    const ids = ["", "a b", "x/y#z", "%41", "A", "%", "$x", "é", "e-A", "(*)"];
+    for (const id of ids) sharding.entityRefFor(CounterKey, id).tell({ type: "add", n: 1 });
+    for (const id of ids) expect((await totalOf(world, a, id)).total).toBe(1);
+    expect(registry.started).toBe(ids.length);
+    // passivation must map each terminated child back to its id: the next message starts
+    // a new incarnation (a lost termination would leave the entity passivating forever)
+    for (const id of ids) sharding.entityRefFor(CounterKey, id).tell({ type: "passivate" });
+    await world.advance(1_000);
+    expect(registry.live.size).toBe(0);
+    for (const id of ids) sharding.entityRefFor(CounterKey, id).tell({ type: "add", n: 2 });
+    for (const id of ids) expect((await totalOf(world, a, id)).total).toBe(2);
+    expect(registry.started).toBe(2 * ids.length);
+    expect(registry.violations).toEqual([]);
+  });
+
   it("S2: a second node joins; messages from either node reach the same entity instance", async () => {
     const world = new SimWorld({ seed });
     const network = new SimNetwork(world);

@@ -56,8 +56,18 @@ export interface ShardActorOptions {
   readonly settings?: Partial<ShardSettings>;
 }
 
-const childName = (entityId: string) => `e-${encodeURIComponent(entityId)}`;
-const entityIdOf = (name: string) => decodeURIComponent(name.slice(2));
+/** Entity ids that encodeURIComponent leaves unchanged (and valid actor names as they are). */
+const PLAIN_ID = /^[A-Za-z0-9_.!~*'()-]+$/;
+
+/**
+ * The entity's child actor name: the id itself when it needs no encoding (no string to
+ * allocate and keep per entity), else "%" + its URI encoding (the leading "%" cannot start
+ * a plain id, so names stay unambiguous; the empty id is "%").
+ */
+const childName = (entityId: string) =>
+  PLAIN_ID.test(entityId) ? entityId : `%${encodeURIComponent(entityId)}`;
+const entityIdOf = (name: string) =>
+  name.charCodeAt(0) === 37 /* % */ ? decodeURIComponent(name.slice(1)) : name;
 
 export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand> {
   return Behaviors.setup<ShardCommand>((ctx) => {

@@ -230,7 +230,9 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
 
   private afterRun(): void {
     const q = this.q;
-    if (q !== null && this.qHead > 1024 && this.qHead * 2 > q.length) {
+    if (q !== null && q.length === 0)
+      this.q = null; // an idle actor keeps no mailbox array
+    else if (q !== null && this.qHead > 1024 && this.qHead * 2 > q.length) {
       q.splice(0, this.qHead);
       this.qHead = 0;
     }

@@ -21,7 +21,11 @@ import {
   regionBehavior,
 } from "../cluster/sharding/region-actor.js";
 import type { EntityContext } from "../cluster/sharding/shard-actor.js";
-import { type ShardingMsg, splitActorId } from "../cluster/sharding/sharding-messages.js";
+import {
+  EntityDelivery,
+  type ShardingMsg,
+  splitActorId,
+} from "../cluster/sharding/sharding-messages.js";
 import { ClusterSingleton, type SingletonHost } from "../cluster/singleton/cluster-singleton.js";
 import type { CoordinatorSettings } from "../core/coordinator/coordinator-settings.js";
 import {
@@ -95,12 +99,16 @@ interface TypeEntry {
   readonly region: ActorRef<unknown>;
   readonly coordinator: ActorRef<ShardingMsg>;
   readonly shardOf: (entityId: string) => string;
+  /** Started with `init`: EntityRefs send pre-routed EntityDelivery messages. */
+  readonly preRouted: boolean;
 }
 
 type Route = { entityId: string; shardId: string; message: unknown } | undefined;
 
 interface TypeStart {
   readonly role: string | undefined;
+  /** `route` of a ShardingEnvelope gives exactly shardOf(entityId) and its message. */
+  readonly preRouted?: boolean;
   readonly route: (message: unknown) => Route;
   readonly shardOf: (entityId: string) => string;
   readonly createBehavior: ((ctx: EntityContext) => Behavior<unknown>) | undefined;
@@ -178,6 +186,7 @@ export class ClusterSharding {
     const hosts = options.role === undefined || this.host.cluster.selfRoles.includes(options.role);
     return this.startType(options.typeKey.name, {
       role: options.role,
+      preRouted: true,
       route: (m) => routeOf(m, numberOfShards, hash),
       shardOf: (entityId) => hash(entityId, numberOfShards),
       createBehavior: hosts ? (ctx) => options.createBehavior(ctx) as Behavior<unknown> : undefined,
@@ -257,7 +266,12 @@ export class ClusterSharding {
       `sharding-${name}`,
       undefined,
     );
-    this.types.set(name, { region, coordinator, shardOf: t.shardOf });
+    this.types.set(name, {
+      region,
+      coordinator,
+      shardOf: t.shardOf,
+      preRouted: t.preRouted === true,
+    });
     this.installShutdown(name, region as ActorRef<RegionControl>);
     return region;
   }
@@ -397,6 +411,22 @@ export class ClusterSharding {
   /** A ref to the entity `entityId` of `typeKey` (init the type on this node first). */
   entityRefFor<M>(typeKey: EntityTypeKey<M>, entityId: string): EntityRef<M> {
     const entry = this.entry(typeKey as EntityTypeKey<unknown>);
+    if (entry.preRouted) {
+      // The region would route the envelope to exactly this shard: compute it once.
+      const region = entry.region;
+      const shardId = entry.shardOf(entityId);
+      return {
+        typeName: typeKey.name,
+        entityId,
+        tell: (message) => region.tell(new EntityDelivery(entityId, shardId, message)),
+        ask: <R>(make: (replyTo: ActorRef<R>) => M, opts?: AskOptions) =>
+          ask(
+            region as ActorRef<EntityDelivery>,
+            (replyTo: ActorRef<R>) => new EntityDelivery(entityId, shardId, make(replyTo)),
+            opts,
+          ),
+      };
+    }
     const region = entry.region as ActorRef<ShardingEnvelope<M>>;
     return {
       typeName: typeKey.name,

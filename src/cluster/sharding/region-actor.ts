@@ -23,6 +23,7 @@ import {
 import {
   ActorIdRefs,
   actorIdOf,
+  EntityDelivery,
   isShardingMsg,
   type ShardingMsg,
   splitActorId,
@@ -110,6 +111,19 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
       for (const o of outs) performRegion(ctx, options, o, refOf, onStopped, shardRefs);
     };
     const feed = (input: RegionInput<unknown>) => perform(machine.handle(input, ctx.now()));
+    // Fast path: a message for a shard running here, with nothing of it waiting, goes
+    // straight to the shard actor; the machine decides (routesLocally), everything else
+    // is fed to it. `command` is the shard's deliver command when the caller has one.
+    const deliver = (shard: string, entityId: string, message: unknown, command?: ShardCommand) => {
+      if (machine.routesLocally(shard)) {
+        const ref = shardRefs.get(shard);
+        if (ref !== undefined) {
+          ref.tell(command ?? { sk: "shard", t: "deliver", entityId, message });
+          return;
+        }
+      }
+      feed({ type: "deliver", shard, entityId, message });
+    };
     feed({ type: "start" });
     identify();
     // A removed member's regions are gone: forget the homes they had, so messages for
@@ -122,13 +136,17 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
 
     return Behaviors.receive<unknown>(
       (_c, m) => {
+        if (m instanceof EntityDelivery) {
+          deliver(m.shardId, m.entityId, m.message, m);
+          return;
+        }
         if (!isInternal(m)) {
           const r = options.route(m);
           if (r === undefined) {
             ctx.system.core.unhandled(m, ctx.self as never);
             return;
           }
-          feed({ type: "deliver", shard: r.shardId, entityId: r.entityId, message: r.message });
+          deliver(r.shardId, r.entityId, r.message);
           return;
         }
         const msg = m as RegionMsg;
@@ -202,12 +220,7 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
             feed({ type: "coordinator-message", from: msg.from, message: msg.cmd });
             return;
           case "forwarded":
-            feed({
-              type: "deliver",
-              shard: msg.shard,
-              entityId: msg.entityId,
-              message: msg.message,
-            });
+            deliver(msg.shard, msg.entityId, msg.message);
             return;
           default:
             return;

@@ -87,6 +87,9 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
             // StartEntity starts the entity without a message for it.
             if ((m.message as { type?: unknown } | null)?.type === "shardkit.StartEntity")
               feed({ type: "start-entity", entityId: m.entityId });
+            // Fast path: the machine records the delivery to an active entity; we send it.
+            else if (machine.deliverToActive(m.entityId, ctx.now()))
+              entities.get(m.entityId)?.tell(m.message);
             else feed({ type: "deliver", entityId: m.entityId, message: m.message });
             return;
           case "hand-off":

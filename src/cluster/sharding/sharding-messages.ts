@@ -42,6 +42,26 @@ export type ShardingMsg =
       readonly message: unknown;
     };
 
+/**
+ * A message for an entity whose shard id is already known: what an EntityRef of a type
+ * started with `init` tells its local region (the shard id computed once per ref, not per
+ * message). It also has the shape of the shard's `deliver` command, so a region that
+ * routes it to a local shard passes the same object on. Local only: never serialized.
+ */
+export class EntityDelivery {
+  constructor(
+    readonly entityId: string,
+    readonly shardId: string,
+    readonly message: unknown,
+  ) {}
+  get sk(): "shard" {
+    return "shard";
+  }
+  get t(): "deliver" {
+    return "deliver";
+  }
+}
+
 export function isShardingMsg(m: unknown): m is ShardingMsg {
   return typeof m === "object" && m !== null && (m as { sk?: unknown }).sk === "sharding";
 }

@@ -149,6 +149,23 @@ export class ShardMachine<M> {
     return [...this.timers].sort();
   }
 
+  /**
+   * Fast path for drivers: when the shard runs and `entityId` is active, records a
+   * delivery at `nowMs` exactly as `handle({ type: "deliver" })` would (the entity's
+   * activity for idle and limit passivation) and returns true; the driver then sends the
+   * message to the entity itself — the one output `handle` would have returned. Else it
+   * changes nothing and returns false: feed `deliver`. The lockstep property in
+   * test/core/shard/shard-properties.test.ts checks that both ways agree.
+   */
+  deliverToActive(entityId: EntityId, nowMs: number): boolean {
+    if (this.current !== ShardPhase.Running) return false;
+    const rec = this.entities.get(entityId);
+    if (rec === undefined || rec.state !== EntityState.Active) return false;
+    this.nowMs = nowMs;
+    this.touch(entityId, rec);
+    return true;
+  }
+
   /** Feeds one input at time `nowMs`; returns the outputs to perform, in order. */
   handle(input: ShardInput<M>, nowMs: number): ShardOutput<M>[] {
     this.nowMs = nowMs;

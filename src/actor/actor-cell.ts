@@ -218,7 +218,7 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
       const msg = q[this.qHead];
       q[this.qHead++] = undefined;
       if (this.qHead === q.length) {
-        q.length = 0;
+        this.q = null; // drained: an idle actor keeps no mailbox array (a tell makes one)
         this.qHead = 0;
       }
       this.invoke(msg);
@@ -230,9 +230,7 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
 
   private afterRun(): void {
     const q = this.q;
-    if (q !== null && q.length === 0)
-      this.q = null; // an idle actor keeps no mailbox array
-    else if (q !== null && this.qHead > 1024 && this.qHead * 2 > q.length) {
+    if (q !== null && this.qHead > 1024 && this.qHead * 2 > q.length) {
       q.splice(0, this.qHead);
       this.qHead = 0;
     }

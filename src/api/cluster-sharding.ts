@@ -411,22 +411,9 @@ export class ClusterSharding {
   /** A ref to the entity `entityId` of `typeKey` (init the type on this node first). */
   entityRefFor<M>(typeKey: EntityTypeKey<M>, entityId: string): EntityRef<M> {
     const entry = this.entry(typeKey as EntityTypeKey<unknown>);
-    if (entry.preRouted) {
-      // The region would route the envelope to exactly this shard: compute it once.
-      const region = entry.region;
-      const shardId = entry.shardOf(entityId);
-      return {
-        typeName: typeKey.name,
-        entityId,
-        tell: (message) => region.tell(new EntityDelivery(entityId, shardId, message)),
-        ask: <R>(make: (replyTo: ActorRef<R>) => M, opts?: AskOptions) =>
-          ask(
-            region as ActorRef<EntityDelivery>,
-            (replyTo: ActorRef<R>) => new EntityDelivery(entityId, shardId, make(replyTo)),
-            opts,
-          ),
-      };
-    }
+    // The region would route the envelope to exactly this shard: compute it once.
+    if (entry.preRouted)
+      return new PreRoutedEntityRef(typeKey.name, entityId, entry.shardOf(entityId), entry.region);
     const region = entry.region as ActorRef<ShardingEnvelope<M>>;
     return {
       typeName: typeKey.name,
@@ -439,6 +426,29 @@ export class ClusterSharding {
           opts,
         ),
     };
+  }
+}
+
+/** An EntityRef of an `init` type: tells its region EntityDelivery messages (no closures per ref). */
+class PreRoutedEntityRef<M> implements EntityRef<M> {
+  constructor(
+    readonly typeName: string,
+    readonly entityId: string,
+    private readonly shardId: string,
+    private readonly region: ActorRef<unknown>,
+  ) {}
+
+  tell(message: M): void {
+    this.region.tell(new EntityDelivery(this.entityId, this.shardId, message));
+  }
+
+  ask<R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions): Promise<R> {
+    const { entityId, shardId } = this;
+    return ask(
+      this.region as ActorRef<EntityDelivery>,
+      (replyTo: ActorRef<R>) => new EntityDelivery(entityId, shardId, makeMessage(replyTo)),
+      options,
+    );
   }
 }
 

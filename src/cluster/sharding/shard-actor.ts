@@ -128,6 +128,20 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
   });
 }
 
+/** The EntityContext of one entity; its `passivate` (often destructured) is made on use. */
+class ShardEntityContext implements EntityContext {
+  constructor(
+    readonly entityId: string,
+    readonly shardId: string,
+    private readonly shard: ActorRef<ShardCommand>,
+  ) {}
+
+  get passivate(): (stopMessage?: unknown) => void {
+    const { entityId, shard } = this;
+    return (stopMessage) => shard.tell({ sk: "shard", t: "passivate", entityId, stopMessage });
+  }
+}
+
 function performOne(
   ctx: ActorContext<ShardCommand>,
   options: ShardActorOptions,
@@ -138,12 +152,7 @@ function performOne(
   switch (o.type) {
     case "start-entity-actor": {
       const entityId = o.entityId;
-      const entityCtx: EntityContext = {
-        entityId,
-        shardId: options.shardId,
-        passivate: (stopMessage) =>
-          ctx.self.tell({ sk: "shard", t: "passivate", entityId, stopMessage }),
-      };
+      const entityCtx = new ShardEntityContext(entityId, options.shardId, ctx.self);
       const ref = ctx.spawn(options.createBehavior(entityCtx), childName(entityId));
       entities.set(entityId, ref);
       ctx.watch(ref as ActorRef<never>);

@@ -55,6 +55,7 @@ export interface ShardMachineConfig {
 const NO_MESSAGES = Object.freeze([]) as unknown as never[];
 
 interface EntityRecord<M> {
+  readonly id: EntityId;
   state: EntityState;
   /** Messages for the next incarnation, oldest first; NO_MESSAGES when empty (always while active). */
   buffer: M[];
@@ -66,6 +67,9 @@ interface EntityRecord<M> {
   startRequested: boolean;
   /** An actor incarnation exists (from start-entity-actor to its termination). */
   hasActor: boolean;
+  /** Neighbours in the recency list (starting and active entities only). */
+  older: EntityRecord<M> | undefined;
+  newer: EntityRecord<M> | undefined;
 }
 
 /** A message (or StartEntity) that arrived while the shard was recovering. */
@@ -79,8 +83,11 @@ export class ShardMachine<M> {
   private readonly settings: Readonly<ShardSettings>;
   private current: ShardPhase;
   private readonly entities = new Map<EntityId, EntityRecord<M>>();
-  /** Starting and active entities, least recently used first. */
-  private readonly recency = new Set<EntityId>();
+  /**
+   * Starting and active entities, least recently used first: a doubly linked list
+   * through their records (moving one to the end on every message costs no hashing).
+   */
+  private readonly recency = new RecencyList<M>();
   private readonly remembered = new Set<EntityId>();
   private readonly timers = new Set<string>();
   private readonly writer: RememberWriter;
@@ -162,7 +169,7 @@ export class ShardMachine<M> {
     const rec = this.entities.get(entityId);
     if (rec === undefined || rec.state !== EntityState.Active) return false;
     this.nowMs = nowMs;
-    this.touch(entityId, rec);
+    this.touch(rec);
     return true;
   }
 
@@ -240,11 +247,11 @@ export class ShardMachine<M> {
     }
     switch (rec.state) {
       case EntityState.Active:
-        this.touch(id, rec);
+        this.touch(rec);
         this.emit({ type: "send-to-entity", entityId: id, message });
         return;
       case EntityState.Starting:
-        this.touch(id, rec);
+        this.touch(rec);
         if (this.reserve(id, message)) this.hold(rec, message);
         return;
       case EntityState.Backoff:
@@ -331,12 +338,15 @@ export class ShardMachine<M> {
   /** A new entity: remembered first when remembering, else started at once. */
   private createEntity(id: EntityId, buffer: M[] = NO_MESSAGES): void {
     const rec: EntityRecord<M> = {
+      id,
       state: EntityState.RememberingStart,
       buffer,
       lastActivityMs: this.nowMs,
       stopReason: undefined,
       startRequested: false,
       hasActor: false,
+      older: undefined,
+      newer: undefined,
     };
     this.entities.set(id, rec);
     if (this.settings.rememberEntities && !this.remembered.has(id))
@@ -351,7 +361,7 @@ export class ShardMachine<M> {
     rec.stopReason = undefined;
     rec.startRequested = false;
     rec.lastActivityMs = this.nowMs;
-    this.recency.add(id);
+    this.recency.add(rec);
     this.emit({ type: "start-entity-actor", entityId: id });
     if (this.settings.rememberEntities && this.settings.passivateIdleAfterMs > 0)
       this.logAutoPassivationOff(`idle after ${this.settings.passivateIdleAfterMs} ms`);
@@ -364,10 +374,9 @@ export class ShardMachine<M> {
     this.startIncarnation(id, rec);
   }
 
-  private touch(id: EntityId, rec: EntityRecord<M>): void {
+  private touch(rec: EntityRecord<M>): void {
     rec.lastActivityMs = this.nowMs;
-    this.recency.delete(id);
-    this.recency.add(id);
+    this.recency.moveToEnd(rec);
   }
 
   private onEntityStarted(id: EntityId): void {
@@ -408,7 +417,7 @@ export class ShardMachine<M> {
   ): void {
     rec.state = EntityState.Passivating;
     rec.stopReason = reason;
-    this.recency.delete(id);
+    this.recency.delete(rec);
     this.emit({ type: "stop-entity-actor", entityId: id, stopMessage, reason });
   }
 
@@ -419,7 +428,7 @@ export class ShardMachine<M> {
       return;
     }
     rec.hasActor = false;
-    this.recency.delete(id);
+    this.recency.delete(rec);
     const deliberate = rec.state === EntityState.Passivating || passivated;
     if (failed) this.log("warn", `entity ${id} failed and was stopped`);
     if (this.current === ShardPhase.HandingOff) {
@@ -468,10 +477,10 @@ export class ShardMachine<M> {
 
   private onIdleSweep(): void {
     const idleAfter = this.settings.passivateIdleAfterMs;
-    for (const id of this.recency) {
-      const rec = this.entities.get(id) as EntityRecord<M>;
+    for (let rec = this.recency.oldest, next: typeof rec; rec !== undefined; rec = next) {
+      next = rec.newer; // beginStop unlinks rec
       if (rec.state === EntityState.Active && this.nowMs - rec.lastActivityMs >= idleAfter)
-        this.beginStop(id, rec, "idle", undefined);
+        this.beginStop(rec.id, rec, "idle", undefined);
     }
     this.armIdleSweep();
   }
@@ -492,10 +501,10 @@ export class ShardMachine<M> {
       this.logAutoPassivationOff(`active-entity limit ${this.activeLimit}`);
       return;
     }
-    for (const id of this.recency) {
+    for (let rec = this.recency.oldest, next: typeof rec; rec !== undefined; rec = next) {
       if (this.recency.size <= this.activeLimit) return;
-      const rec = this.entities.get(id) as EntityRecord<M>;
-      if (rec.state === EntityState.Active) this.beginStop(id, rec, "limit", undefined);
+      next = rec.newer; // beginStop unlinks rec
+      if (rec.state === EntityState.Active) this.beginStop(rec.id, rec, "limit", undefined);
     }
   }
 
@@ -759,5 +768,62 @@ export class ShardMachine<M> {
 
   private log(level: ShardLogLevel, text: string): void {
     this.emit({ type: "log", level, text });
+  }
+}
+
+/** The shard's recency order: an intrusive doubly linked list of entity records. */
+class RecencyList<M> {
+  /** Least recently used. */
+  oldest: EntityRecord<M> | undefined;
+  private newest: EntityRecord<M> | undefined;
+  size = 0;
+
+  private has(rec: EntityRecord<M>): boolean {
+    return rec.older !== undefined || this.oldest === rec;
+  }
+
+  /** Appends `rec` as the newest, unless it is listed already (like Set.add). */
+  add(rec: EntityRecord<M>): void {
+    if (!this.has(rec)) this.append(rec);
+  }
+
+  /** Makes `rec` the newest (like Set delete + add). */
+  moveToEnd(rec: EntityRecord<M>): void {
+    if (this.newest === rec) return;
+    this.delete(rec);
+    this.append(rec);
+  }
+
+  delete(rec: EntityRecord<M>): void {
+    if (!this.has(rec)) return;
+    const { older, newer } = rec;
+    if (older !== undefined) older.newer = newer;
+    else this.oldest = newer;
+    if (newer !== undefined) newer.older = older;
+    else this.newest = older;
+    rec.older = undefined;
+    rec.newer = undefined;
+    this.size--;
+  }
+
+  clear(): void {
+    for (let rec = this.oldest; rec !== undefined; ) {
+      const next: EntityRecord<M> | undefined = rec.newer;
+      rec.older = undefined;
+      rec.newer = undefined;
+      rec = next;
+    }
+    this.oldest = undefined;
+    this.newest = undefined;
+    this.size = 0;
+  }
+
+  private append(rec: EntityRecord<M>): void {
+    rec.older = this.newest;
+    rec.newer = undefined;
+    if (this.newest !== undefined) this.newest.newer = rec;
+    else this.oldest = rec;
+    this.newest = rec;
+    this.size++;
   }
 }

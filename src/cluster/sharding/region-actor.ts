@@ -24,6 +24,9 @@ import {
   ActorIdRefs,
   actorIdOf,
   EntityDelivery,
+  FORWARDED_TAG,
+  type ForwardedTuple,
+  isForwardedTuple,
   isShardingMsg,
   type ShardingMsg,
   splitActorId,
@@ -138,6 +141,10 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
       (_c, m) => {
         if (m instanceof EntityDelivery) {
           deliver(m.shardId, m.entityId, m.message, m);
+          return;
+        }
+        if (isForwardedTuple(m)) {
+          deliver(m[1], m[2], m[3]);
           return;
         }
         if (!isInternal(m)) {
@@ -283,13 +290,12 @@ function performRegion(
       refOf(o.coordinator)?.tell({ sk: "sharding", t: "to-coordinator", cmd: o.message });
       return;
     case "forward":
-      refOf(o.region)?.tell({
-        sk: "sharding",
-        t: "forwarded",
-        shard: o.shard,
-        entityId: o.envelope.entityId,
-        message: o.envelope.message,
-      });
+      (refOf(o.region) as ActorRef<ForwardedTuple> | undefined)?.tell([
+        FORWARDED_TAG,
+        o.shard,
+        o.envelope.entityId,
+        o.envelope.message,
+      ]);
       return;
     case "deliver-local":
       shardRefs.get(o.shard)?.tell({

@@ -62,6 +62,32 @@ export class EntityDelivery {
   }
 }
 
+/** First element of a {@link ForwardedTuple}. */
+export const FORWARDED_TAG = "shardkit.fwd";
+
+/**
+ * What a region sends a region for an entity of a shard the receiver hosts: the wire
+ * form of the bulk of remote sharding traffic, a 4-tuple rather than a 5-key object — a
+ * third of the bytes, and less to pack and unpack. (A region still accepts the object
+ * form, `t: "forwarded"`.)
+ */
+export type ForwardedTuple = readonly [
+  tag: typeof FORWARDED_TAG,
+  shard: string,
+  entityId: string,
+  message: unknown,
+];
+
+export function isForwardedTuple(m: unknown): m is ForwardedTuple {
+  return (
+    Array.isArray(m) &&
+    m.length === 4 &&
+    m[0] === FORWARDED_TAG &&
+    typeof m[1] === "string" &&
+    typeof m[2] === "string"
+  );
+}
+
 export function isShardingMsg(m: unknown): m is ShardingMsg {
   return typeof m === "object" && m !== null && (m as { sk?: unknown }).sk === "sharding";
 }

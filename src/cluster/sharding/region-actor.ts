@@ -124,6 +124,12 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
           ref.tell(command ?? { sk: "shard", t: "deliver", entityId, message });
           return;
         }
+      } else {
+        const region = machine.forwardsTo(shard);
+        if (region !== undefined) {
+          forward(refOf, region, shard, entityId, message);
+          return;
+        }
       }
       feed({ type: "deliver", shard, entityId, message });
     };
@@ -277,6 +283,17 @@ function isInternal(m: unknown): boolean {
   return sk === "shard-report" || sk === "region";
 }
 
+function forward(
+  refOf: (id: string) => ActorRef<ShardingMsg> | undefined,
+  region: string,
+  shard: string,
+  entityId: string,
+  message: unknown,
+): void {
+  const tuple: ForwardedTuple = [FORWARDED_TAG, shard, entityId, message];
+  (refOf(region) as ActorRef<ForwardedTuple> | undefined)?.tell(tuple);
+}
+
 function performRegion(
   ctx: ActorContext<unknown>,
   options: RegionActorOptions,
@@ -290,12 +307,7 @@ function performRegion(
       refOf(o.coordinator)?.tell({ sk: "sharding", t: "to-coordinator", cmd: o.message });
       return;
     case "forward":
-      (refOf(o.region) as ActorRef<ForwardedTuple> | undefined)?.tell([
-        FORWARDED_TAG,
-        o.shard,
-        o.envelope.entityId,
-        o.envelope.message,
-      ]);
+      forward(refOf, o.region, o.shard, o.envelope.entityId, o.envelope.message);
       return;
     case "deliver-local":
       shardRefs.get(o.shard)?.tell({

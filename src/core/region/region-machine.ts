@@ -175,6 +175,18 @@ export class RegionMachine<M> {
     );
   }
 
+  /**
+   * Fast path for drivers (pure query), the remote twin of `routesLocally`: the region
+   * `deliver` for `shard` would now forward to, when that `forward` would be its only
+   * output and change nothing (the region runs, the home is elsewhere and nothing of the
+   * shard waits); else undefined.
+   */
+  forwardsTo(shard: ShardId): RegionId | undefined {
+    if (this.current !== RegionPhase.Running || this.buffers.has(shard)) return undefined;
+    const home = this.homes.get(shard);
+    return home === this.self ? undefined : home;
+  }
+
   /** Feeds one input at time `nowMs`; returns the outputs to perform, in order. */
   handle(input: RegionInput<M>, nowMs: number): RegionOutput<M>[] {
     this.nowMs = nowMs;

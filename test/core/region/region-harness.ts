@@ -79,6 +79,8 @@ export class RegionWorld {
   readonly trace: string[] = [];
   /** Deliveries for which `routesLocally` allowed the driver fast path (each checked). */
   directDeliveries = 0;
+  /** Deliveries for which `forwardsTo` allowed the driver fast path (each checked). */
+  directForwards = 0;
 
   /**
    * `coordinator`: the singleton location known from the start; `registered`: and it
@@ -132,7 +134,8 @@ export class RegionWorld {
         // The driver fast path may skip `handle` when routesLocally: check that handle
         // would then only emit this one deliver-local and change nothing.
         const direct = this.machine.routesLocally(shard);
-        const view = direct ? JSON.stringify(this.machine.view()) : "";
+        const forwardTo = this.machine.forwardsTo(shard);
+        const view = direct || forwardTo ? JSON.stringify(this.machine.view()) : "";
         const outputs = this.feed({
           type: "deliver",
           shard,
@@ -147,6 +150,21 @@ export class RegionWorld {
             this.fail(`routesLocally(${shard}) but deliver gave ${JSON.stringify(outputs)}`);
           if (JSON.stringify(this.machine.view()) !== view)
             this.fail(`routesLocally(${shard}) but deliver changed the region`);
+        }
+        if (forwardTo !== undefined) {
+          this.directForwards++;
+          const o = outputs[0];
+          if (
+            outputs.length !== 1 ||
+            o?.type !== "forward" ||
+            o.shard !== shard ||
+            o.region !== forwardTo
+          )
+            this.fail(
+              `forwardsTo(${shard}) = ${forwardTo} but deliver gave ${JSON.stringify(outputs)}`,
+            );
+          if (JSON.stringify(this.machine.view()) !== view)
+            this.fail(`forwardsTo(${shard}) but deliver changed the region`);
         }
         if (this.tracked.get(id)?.status === "region" && before >= BUFFER_SIZE_MAX)
           this.fail(

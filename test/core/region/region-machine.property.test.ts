@@ -159,10 +159,12 @@ describe("RegionMachine properties", () => {
 
   it("generates runs that exercise the interesting paths", () => {
     // Guards against a generator that never reaches hand-off leftovers, local delivery or
-    // the driver fast path (routesLocally, checked against handle on every delivery).
+    // the driver fast paths (routesLocally, forwardsTo: checked against handle on every
+    // delivery).
     let leftovers = 0;
     let localDelivered = 0;
     let direct = 0;
+    let forwarded = 0;
     fc.assert(
       fc.property(run, ({ proxy, coordinator, registered, actions }) => {
         const w = new RegionWorld(proxy, coordinator, registered);
@@ -170,10 +172,12 @@ describe("RegionMachine properties", () => {
         if (w.trace.some((l) => l.includes('"return-to-region"'))) leftovers++;
         if (w.trace.some((l) => l.includes('"deliver-local"'))) localDelivered++;
         if (w.directDeliveries > 0) direct++;
+        if (w.directForwards > 0) forwarded++;
       }),
     );
     expect(leftovers).toBeGreaterThanOrEqual(15);
     expect(localDelivered).toBeGreaterThanOrEqual(50);
     expect(direct, "runs with routesLocally deliveries").toBeGreaterThanOrEqual(20);
+    expect(forwarded, "runs with forwardsTo deliveries").toBeGreaterThanOrEqual(20);
   });
 });

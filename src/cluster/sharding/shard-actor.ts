@@ -128,17 +128,21 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
   });
 }
 
-/** The EntityContext of one entity; its `passivate` (often destructured) is made on use. */
+/**
+ * The EntityContext of one entity. Every field is an own property (user code may spread
+ * or destructure it); `passivate` is assigned, not declared in an object literal, so a
+ * keepNames transpiler (tsx) does not rename it per entity.
+ */
 class ShardEntityContext implements EntityContext {
-  constructor(
-    readonly entityId: string,
-    readonly shardId: string,
-    private readonly shard: ActorRef<ShardCommand>,
-  ) {}
+  readonly entityId: string;
+  readonly shardId: string;
+  readonly passivate: (stopMessage?: unknown) => void;
 
-  get passivate(): (stopMessage?: unknown) => void {
-    const { entityId, shard } = this;
-    return (stopMessage) => shard.tell({ sk: "shard", t: "passivate", entityId, stopMessage });
+  constructor(entityId: string, shardId: string, shard: ActorRef<ShardCommand>) {
+    this.entityId = entityId;
+    this.shardId = shardId;
+    this.passivate = (stopMessage) =>
+      shard.tell({ sk: "shard", t: "passivate", entityId, stopMessage });
   }
 }
 

@@ -429,26 +429,27 @@ export class ClusterSharding {
   }
 }
 
-/** An EntityRef of an `init` type: tells its region EntityDelivery messages (no closures per ref). */
+/**
+ * An EntityRef of an `init` type: tells its region EntityDelivery messages. tell and ask
+ * are own properties (a ref may be spread, or its tell passed around), assigned in the
+ * constructor so that a keepNames transpiler (tsx) does not rename them per ref.
+ */
 class PreRoutedEntityRef<M> implements EntityRef<M> {
-  constructor(
-    readonly typeName: string,
-    readonly entityId: string,
-    private readonly shardId: string,
-    private readonly region: ActorRef<unknown>,
-  ) {}
+  readonly typeName: string;
+  readonly entityId: string;
+  readonly tell: (message: M) => void;
+  readonly ask: <R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions) => Promise<R>;
 
-  tell(message: M): void {
-    this.region.tell(new EntityDelivery(this.entityId, this.shardId, message));
-  }
-
-  ask<R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions): Promise<R> {
-    const { entityId, shardId } = this;
-    return ask(
-      this.region as ActorRef<EntityDelivery>,
-      (replyTo: ActorRef<R>) => new EntityDelivery(entityId, shardId, makeMessage(replyTo)),
-      options,
-    );
+  constructor(typeName: string, entityId: string, shardId: string, region: ActorRef<unknown>) {
+    this.typeName = typeName;
+    this.entityId = entityId;
+    this.tell = (message) => region.tell(new EntityDelivery(entityId, shardId, message));
+    this.ask = <R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions) =>
+      ask(
+        region as ActorRef<EntityDelivery>,
+        (replyTo: ActorRef<R>) => new EntityDelivery(entityId, shardId, makeMessage(replyTo)),
+        options,
+      );
   }
 }
 

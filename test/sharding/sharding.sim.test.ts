@@ -158,7 +158,21 @@ describe.each(simSeeds([1, 2, 3]))("sharding (seed %i)", (seed) => {
     const a = await startNode(world, network, "a", ["a:2552"], registry);
     await world.runUntil(() => a.cluster.selfMember?.status === "up", 10_000);
     const sharding = ClusterSharding.get(a);
-    const ids = ["", "a b", "x/y#z", "%41", "A", "%", "$x", "é", "e-A", "(*)"];
+    const ids = [
+      "",
+      "a b",
+      "x/y#z",
+      "%41",
+      "A",
+      "%",
+      "$x",
+      "x$",
+      "é",
+      "e-A",
+      "(*)",
+      "t:1@h",
+      "%%20",
+    ];
     for (const id of ids) sharding.entityRefFor(CounterKey, id).tell({ type: "add", n: 1 });
     for (const id of ids) expect((await totalOf(world, a, id)).total).toBe(1);
     expect(registry.started).toBe(ids.length);

@@ -56,13 +56,16 @@ export interface ShardActorOptions {
   readonly settings?: Partial<ShardSettings>;
 }
 
-/** Entity ids that encodeURIComponent leaves unchanged (and valid actor names as they are). */
-const PLAIN_ID = /^[A-Za-z0-9_.!~*'()-]+$/;
+/**
+ * Entity ids that are valid actor names as they are (see validActorName: not empty, no
+ * '/', '#' or whitespace, not starting with '$') and do not start with '%'.
+ */
+const PLAIN_ID = /^[^$%/#\s][^/#\s]*$/;
 
 /**
- * The entity's child actor name: the id itself when it needs no encoding (no string to
- * allocate and keep per entity), else "%" + its URI encoding (the leading "%" cannot start
- * a plain id, so names stay unambiguous; the empty id is "%").
+ * The entity's child actor name: the id itself when it is plain (no string to allocate
+ * and keep per entity), else "%" + its URI encoding (a plain id never starts with "%", so
+ * names stay unambiguous; the empty id is "%").
  */
 const childName = (entityId: string) =>
   PLAIN_ID.test(entityId) ? entityId : `%${encodeURIComponent(entityId)}`;

@@ -78,7 +78,7 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       shardId: options.shardId,
       settings: options.settings,
     });
-    const entities = new Map<string, ActorRef<unknown>>();
+    const entities = new EntityChildren(ctx);
     const perform = (outs: readonly ShardOutput<unknown>[]) => {
       for (const o of outs) performOne(ctx, options, o, feed, entities);
     };
@@ -92,7 +92,7 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
               feed({ type: "start-entity", entityId: m.entityId });
             // Fast path: the machine records the delivery to an active entity; we send it.
             else if (machine.deliverToActive(m.entityId, ctx.now()))
-              entities.get(m.entityId)?.tell(m.message);
+              entities.tell(m.entityId, m.message);
             else feed({ type: "deliver", entityId: m.entityId, message: m.message });
             return;
           case "hand-off":
@@ -117,7 +117,6 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       (_c, signal) => {
         if (signal.type === "Terminated" || signal.type === "ChildFailed") {
           const entityId = entityIdOf(signal.ref.path.name);
-          if (entities.get(entityId) === (signal.ref as unknown)) entities.delete(entityId);
           feed({
             type: "entity-terminated",
             entityId,
@@ -129,6 +128,36 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       },
     );
   });
+}
+
+/**
+ * The shard's entity actors by entity id, found among its children (named by childName):
+ * no map of its own per entity. A terminated child leaves the children before the shard
+ * processes its Terminated signal; a message for it meanwhile goes to dead letters, as a
+ * tell to the terminated actor did.
+ */
+class EntityChildren {
+  constructor(private readonly ctx: ActorContext<ShardCommand>) {}
+
+  get(entityId: string): ActorRef<unknown> | undefined {
+    // A child named exactly like an id that does not start with "%" is that entity.
+    if (entityId.charCodeAt(0) !== 37 /* % */) {
+      const c = this.ctx.child(entityId);
+      if (c !== undefined) return c;
+    }
+    return PLAIN_ID.test(entityId) ? undefined : this.ctx.child(childName(entityId));
+  }
+
+  tell(entityId: string, message: unknown): void {
+    const c = this.get(entityId);
+    if (c !== undefined) c.tell(message);
+    else
+      this.ctx.system.core.deadLetter(
+        message,
+        `${this.ctx.self.path.toString()}/${childName(entityId)}`,
+        "stopped",
+      );
+  }
 }
 
 /**
@@ -154,26 +183,27 @@ function performOne(
   options: ShardActorOptions,
   o: ShardOutput<unknown>,
   feed: (input: ShardInput<unknown>) => void,
-  entities: Map<string, ActorRef<unknown>>,
+  entities: EntityChildren,
 ): void {
   switch (o.type) {
     case "start-entity-actor": {
       const entityId = o.entityId;
       const entityCtx = new ShardEntityContext(entityId, options.shardId, ctx.self);
       const ref = ctx.spawn(options.createBehavior(entityCtx), childName(entityId));
-      entities.set(entityId, ref);
       ctx.watch(ref as ActorRef<never>);
       feed({ type: "entity-started", entityId });
       return;
     }
     case "send-to-entity":
-      entities.get(o.entityId)?.tell(o.message);
+      entities.tell(o.entityId, o.message);
       return;
     case "stop-entity-actor": {
+      if (o.stopMessage !== undefined) {
+        entities.tell(o.entityId, o.stopMessage);
+        return;
+      }
       const c = entities.get(o.entityId);
-      if (c === undefined) return;
-      if (o.stopMessage !== undefined) c.tell(o.stopMessage);
-      else ctx.stop(c as ActorRef<never>);
+      if (c !== undefined) ctx.stop(c as ActorRef<never>);
       return;
     }
     case "force-stop-entity-actor": {

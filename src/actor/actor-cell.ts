@@ -174,13 +174,13 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
       this.core.deadLetter(message, this, "stopped");
       return;
     }
-    let q = this.q;
-    if (q === null) q = this.q = [];
+    const q = this.q;
+    // A one-element array for an empty mailbox: a push onto [] would allocate room for 16.
+    if (q === null) this.q = [message];
     else if ((flags & BOUNDED) !== 0 && q.length - this.qHead >= this.extras().mailboxCapacityMax) {
       this.core.deadLetter(message, this, "mailbox-overflow");
       return;
-    }
-    q.push(message);
+    } else q.push(message);
     if ((flags & (SCHEDULED | BLOCKED)) === 0) {
       this.flags = flags | SCHEDULED;
       this.core.dispatcher.schedule(this);

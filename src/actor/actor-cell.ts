@@ -45,6 +45,13 @@ const STARTED = 32;
 const CONCURRENT = 64;
 const FAILED = 128;
 const BOUNDED = 256;
+/**
+ * Set on a child its parent watches with a plain `watch` (the common case: a parent that
+ * supervises its children). That registration lives in this bit only, so it costs no
+ * watcher maps, no ref keys and no CellExtras on either side; `watchWith`, and watchers
+ * that are not the parent, use the maps.
+ */
+const WATCHED_BY_PARENT = 512;
 /** Any of these means: do not process user messages now. */
 const BLOCKED = SUSPENDED | STOPPING | TERMINATED | RESTARTING;
 
@@ -167,13 +174,13 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
       this.core.deadLetter(message, this, "stopped");
       return;
     }
-    let q = this.q;
-    if (q === null) q = this.q = [];
+    const q = this.q;
+    // A one-element array for an empty mailbox: a push onto [] would allocate room for 16.
+    if (q === null) this.q = [message];
     else if ((flags & BOUNDED) !== 0 && q.length - this.qHead >= this.extras().mailboxCapacityMax) {
       this.core.deadLetter(message, this, "mailbox-overflow");
       return;
-    }
-    q.push(message);
+    } else q.push(message);
     if ((flags & (SCHEDULED | BLOCKED)) === 0) {
       this.flags = flags | SCHEDULED;
       this.core.dispatcher.schedule(this);
@@ -211,7 +218,7 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
       const msg = q[this.qHead];
       q[this.qHead++] = undefined;
       if (this.qHead === q.length) {
-        q.length = 0;
+        this.q = null; // drained: an idle actor keeps no mailbox array (a tell makes one)
         this.qHead = 0;
       }
       this.invoke(msg);
@@ -404,7 +411,11 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
         this.completeRestart();
         return;
       case "watch":
-        if (m.watcher !== this) this.watchersMap().set(refKey(m.watcher), m.watcher);
+        if (m.watcher === this) return;
+        // Stopped earlier in this same batch of system messages: answer at once.
+        if ((this.flags & TERMINATED) !== 0)
+          m.watcher.sendSystem({ k: "terminated", ref: this, failed: false, error: undefined });
+        else this.watchersMap().set(refKey(m.watcher), m.watcher);
         return;
       case "unwatch":
         this.ext?.watchers?.delete(refKey(m.watcher));
@@ -432,6 +443,11 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
   }
 
   private onWatchedTerminated(ref: InternalRef, failed: boolean, error: unknown): void {
+    if (this.isWatchedChild(ref)) {
+      ref.flags &= ~WATCHED_BY_PARENT;
+      this.enqueueInternal(new TerminatedFire(ref, failed, error));
+      return;
+    }
     const watching = this.ext?.watching;
     const key = refKey(ref);
     const w = watching?.get(key);
@@ -602,6 +618,8 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
     const ext = this.ext;
     const failed = (this.flags & FAILED) !== 0;
     const error = ext?.failure;
+    if ((this.flags & WATCHED_BY_PARENT) !== 0)
+      this.parent?.sendSystem({ k: "terminated", ref: this, failed, error });
     if (ext?.watchers)
       for (const w of ext.watchers.values())
         w.sendSystem({ k: "terminated", ref: this, failed, error });
@@ -767,6 +785,13 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
   private watchInternal(ref: ActorRef<never>, entry: WatchEntry): void {
     if (!isInternalRef(ref)) throw new TypeError("watch: not a shardkit ActorRef");
     if (ref === (this as InternalRef)) return;
+    if (ref instanceof ActorCell && ref.parent === (this as ActorCell<unknown>)) {
+      if (entry === undefined && this.mayWatchByFlag(ref)) {
+        ref.flags |= WATCHED_BY_PARENT;
+        return;
+      }
+      ref.flags &= ~WATCHED_BY_PARENT;
+    }
     const ext = this.extras();
     ext.watching ??= new Map();
     ext.watching.set(refKey(ref), { ref, entry });
@@ -775,6 +800,10 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
 
   unwatch(ref: ActorRef<never>): void {
     if (!isInternalRef(ref)) return;
+    if (this.isWatchedChild(ref)) {
+      ref.flags &= ~WATCHED_BY_PARENT;
+      return;
+    }
     if (this.ext?.watching?.delete(refKey(ref))) ref.sendSystem({ k: "unwatch", watcher: this });
   }
 
@@ -843,6 +872,22 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
   }
 
   // ---------------------------------------------------------------- misc
+
+  /** `ref` is a child of this cell watched through its WATCHED_BY_PARENT bit. */
+  private isWatchedChild(ref: InternalRef): ref is ActorCell<unknown> {
+    return (
+      ref instanceof ActorCell &&
+      ref.parent === (this as ActorCell<unknown>) &&
+      (ref.flags & WATCHED_BY_PARENT) !== 0
+    );
+  }
+
+  /** A live child not already watched through the maps can be watched by its bit. */
+  private mayWatchByFlag(child: ActorCell<unknown>): boolean {
+    if ((child.flags & TERMINATED) !== 0) return false;
+    const watching = this.ext?.watching;
+    return !watching || watching.size === 0 || !watching.has(refKey(child));
+  }
 
   private watchersMap(): Map<string, InternalRef> {
     const ext = this.extras();

@@ -31,7 +31,11 @@ import {
   bindShardLifecycle,
   type ShardingLifecycleListener,
 } from "../cluster/sharding/sharding-lifecycle.js";
-import { type ShardingMsg, splitActorId } from "../cluster/sharding/sharding-messages.js";
+import {
+  EntityDelivery,
+  type ShardingMsg,
+  splitActorId,
+} from "../cluster/sharding/sharding-messages.js";
 import { ClusterSingleton, type SingletonHost } from "../cluster/singleton/cluster-singleton.js";
 import type { CoordinatorSettings } from "../core/coordinator/coordinator-settings.js";
 import {
@@ -143,6 +147,8 @@ interface TypeEntry {
   readonly region: ActorRef<unknown>;
   readonly coordinator: ActorRef<ShardingMsg>;
   readonly shardOf: (entityId: string) => string;
+  /** Started with `init`: EntityRefs send pre-routed EntityDelivery messages. */
+  readonly preRouted: boolean;
 }
 
 type Route = { entityId: string; shardId: string; message: unknown } | undefined;
@@ -151,6 +157,8 @@ interface TypeStart {
   readonly role: string | undefined;
   readonly coordinatorRole?: string;
   readonly lifecycle?: ShardingLifecycleListener;
+  /** `route` of a ShardingEnvelope gives exactly shardOf(entityId) and its message. */
+  readonly preRouted?: boolean;
   readonly route: (message: unknown) => Route;
   readonly shardOf: (entityId: string) => string;
   readonly createBehavior: ((ctx: EntityContext) => Behavior<unknown>) | undefined;
@@ -236,6 +244,7 @@ export class ClusterSharding {
       role: options.role,
       coordinatorRole: options.coordinatorRole,
       lifecycle: options.lifecycle,
+      preRouted: true,
       route: (m) => routeOf(m, numberOfShards, hash),
       shardOf: (entityId) => hash(entityId, numberOfShards),
       createBehavior: hosts ? (ctx) => options.createBehavior(ctx) as Behavior<unknown> : undefined,
@@ -345,7 +354,12 @@ export class ClusterSharding {
       `sharding-${name}`,
       undefined,
     );
-    this.types.set(name, { region, coordinator, shardOf: t.shardOf });
+    this.types.set(name, {
+      region,
+      coordinator,
+      shardOf: t.shardOf,
+      preRouted: t.preRouted === true,
+    });
     this.installShutdown(name, region as ActorRef<RegionControl>);
     return region;
   }
@@ -485,6 +499,9 @@ export class ClusterSharding {
   /** A ref to the entity `entityId` of `typeKey` (init the type on this node first). */
   entityRefFor<M>(typeKey: EntityTypeKey<M>, entityId: string): EntityRef<M> {
     const entry = this.entry(typeKey as EntityTypeKey<unknown>);
+    // The region would route the envelope to exactly this shard: compute it once.
+    if (entry.preRouted)
+      return new PreRoutedEntityRef(typeKey.name, entityId, entry.shardOf(entityId), entry.region);
     const region = entry.region as ActorRef<ShardingEnvelope<M>>;
     return {
       typeName: typeKey.name,
@@ -573,6 +590,30 @@ function shardRemovalMarginOf(cluster: Cluster): number {
   if (cluster.settings.downRemovalMarginMs > 0) return cluster.settings.downRemovalMarginMs;
   const sbr = cluster.sbrSettings;
   return sbr.stableAfterMs + downAllWhenUnstableMsOf(sbr);
+}
+
+/**
+ * An EntityRef of an `init` type: tells its region EntityDelivery messages. tell and ask
+ * are own properties (a ref may be spread, or its tell passed around), assigned in the
+ * constructor so that a keepNames transpiler (tsx) does not rename them per ref.
+ */
+class PreRoutedEntityRef<M> implements EntityRef<M> {
+  readonly typeName: string;
+  readonly entityId: string;
+  readonly tell: (message: M) => void;
+  readonly ask: <R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions) => Promise<R>;
+
+  constructor(typeName: string, entityId: string, shardId: string, region: ActorRef<unknown>) {
+    this.typeName = typeName;
+    this.entityId = entityId;
+    this.tell = (message) => region.tell(new EntityDelivery(entityId, shardId, message));
+    this.ask = <R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions) =>
+      ask(
+        region as ActorRef<EntityDelivery>,
+        (replyTo: ActorRef<R>) => new EntityDelivery(entityId, shardId, makeMessage(replyTo)),
+        options,
+      );
+  }
 }
 
 function routeByExtractor<In>(extractor: MessageExtractor<In, unknown>, m: unknown): Route {

@@ -236,6 +236,68 @@ describe("watch", () => {
     expect(seen).toEqual(["victim"]);
   });
 
+  it("a child whose setup throws right after spawn+watch still gives ChildFailed", async () => {
+    const s = simSystem();
+    const seen: string[] = [];
+    s.system.spawn(
+      Behaviors.setup<string>((ctx) => {
+        const kid = ctx.spawn(
+          Behaviors.setup<string>(() => {
+            throw new Error("setup failed");
+          }),
+          "kid",
+        );
+        ctx.watch(kid);
+        return Behaviors.receive<string>(
+          () => undefined,
+          (_c, sig) => {
+            if (sig.type === "ChildFailed") seen.push(`failed:${sig.ref.path.name}`);
+            if (sig.type === "Terminated") seen.push(`terminated:${sig.ref.path.name}`);
+          },
+        );
+      }),
+    );
+    await s.settle();
+    expect(seen).toEqual(["failed:kid"]);
+  });
+
+  it("a watched child: unwatch suppresses Terminated; watchWith replaces watch (one notice)", async () => {
+    const s = simSystem();
+    const seen: string[] = [];
+    s.system.spawn(
+      Behaviors.setup<string>((ctx) => {
+        const quiet = ctx.spawn(
+          Behaviors.receiveMessage<string>(() => Behaviors.stopped),
+          "quiet",
+        );
+        const loud = ctx.spawn(
+          Behaviors.receiveMessage<string>(() => Behaviors.stopped),
+          "loud",
+        );
+        const twice = ctx.spawn(
+          Behaviors.receiveMessage<string>(() => Behaviors.stopped),
+          "twice",
+        );
+        ctx.watch(quiet);
+        ctx.unwatch(quiet);
+        ctx.watch(loud);
+        ctx.watchWith(loud, "loud-gone");
+        ctx.watchWith(twice, "twice-gone");
+        ctx.watch(twice);
+        ctx.watch(twice);
+        for (const k of [quiet, loud, twice]) k.tell("stop");
+        return Behaviors.receive<string>(
+          (_c, m) => void seen.push(m),
+          (_c, sig) => {
+            if (sig.type === "Terminated") seen.push(`terminated:${sig.ref.path.name}`);
+          },
+        );
+      }),
+    );
+    await s.settle();
+    expect(seen.sort()).toEqual(["loud-gone", "terminated:twice"]);
+  });
+
   it("an unhandled Terminated signal fails the watcher with DeathPactError", async () => {
     const s = simSystem();
     const errors: unknown[] = [];

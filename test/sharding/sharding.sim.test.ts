@@ -40,6 +40,81 @@ describe.each(simSeeds([1, 2, 3]))("sharding (seed %i)", (seed) => {
     oracle.assertNoViolations();
   });
 
+  it("entity ids that are not plain actor names (empty, spaces, '/', '#', '%', '$', non-ASCII) are distinct and passivate", async () => {
+    const world = new SimWorld({ seed });
+    const network = new SimNetwork(world);
+    const oracle = newOracle(world);
+    const a = await startNode(world, network, "a", ["a:2552"], oracle);
+    await world.runUntil(() => a.cluster.selfMember?.status === "up", 10_000);
+    const sharding = ClusterSharding.get(a);
+    const ids = [
+      "",
+      "a b",
+      "x/y#z",
+      "%41",
+      "A",
+      "%",
+      "$x",
+      "x$",
+      "é",
+      "e-A",
+      "(*)",
+      "t:1@h",
+      "%%20",
+    ];
+    for (const id of ids) sharding.entityRefFor(CounterKey, id).tell({ type: "add", n: 1 });
+    for (const id of ids) expect((await totalOf(world, a, id)).total).toBe(1);
+    expect(oracle.entitiesStarted).toBe(ids.length);
+    // passivation must map each terminated child back to its id: the next message starts
+    // a new incarnation (a lost termination would leave the entity passivating forever)
+    for (const id of ids) sharding.entityRefFor(CounterKey, id).tell({ type: "passivate" });
+    await world.advance(1_000);
+    expect(liveCounters(oracle).size).toBe(0);
+    for (const id of ids) {
+      // tell and ask of an EntityRef are own properties: they work detached too
+      const { tell } = { ...sharding.entityRefFor(CounterKey, id) };
+      tell({ type: "add", n: 2 });
+    }
+    for (const id of ids) expect((await totalOf(world, a, id)).total).toBe(2);
+    expect(oracle.entitiesStarted).toBe(2 * ids.length);
+    oracle.assertNoViolations();
+  });
+
+  it("messages for an entity that stopped on its own are received or counted as dead letters, none lost", async () => {
+    const world = new SimWorld({ seed });
+    const network = new SimNetwork(world);
+    const a = await startNode(world, network, "a", ["a:2552"], newOracle(world));
+    await world.runUntil(() => a.cluster.selfMember?.status === "up", 10_000);
+    type StopMsg = { type: "stop" } | { type: "n" };
+    const StopKey = EntityTypeKey<StopMsg>("Stopper");
+    let received = 0;
+    const sharding = ClusterSharding.get(a);
+    sharding.init({
+      typeKey: StopKey,
+      numberOfShards: 5,
+      createBehavior: () =>
+        Behaviors.receiveMessage<StopMsg>((m) => {
+          if (m.type === "stop") return Behaviors.stopped;
+          received++;
+          return undefined;
+        }),
+    });
+    const ref = sharding.entityRefFor(StopKey, "s-1");
+    ref.tell({ type: "n" });
+    await world.advance(1_000);
+    expect(received).toBe(1);
+    const dead0 = a.system.stats.deadLetters;
+    // The entity stops while hundreds of messages are on their way through the region
+    // and the shard: some reach the shard after the entity is gone but before the shard
+    // has seen it stop.
+    ref.tell({ type: "stop" });
+    for (let i = 0; i < 400; i++) ref.tell({ type: "n" });
+    await world.advance(2_000);
+    const dead = a.system.stats.deadLetters - dead0;
+    expect(dead).toBeGreaterThan(0);
+    expect(dead + received - 1, `[sim ${world.describe()}]`).toBe(400);
+  });
+
   it("S2: a second node joins; messages from either node reach the same entity instance", async () => {
     const world = new SimWorld({ seed });
     const network = new SimNetwork(world);

@@ -29,6 +29,10 @@ import type { ShardLifecycle } from "./sharding-lifecycle.js";
 import {
   ActorIdRefs,
   actorIdOf,
+  EntityDelivery,
+  FORWARDED_TAG,
+  type ForwardedTuple,
+  isForwardedTuple,
   isShardingMsg,
   type ShardingMsg,
   splitActorId,
@@ -132,6 +136,25 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
       for (const o of outs) performRegion(ctx, options, o, refOf, onStopped, shardRefs);
     };
     const feed = (input: RegionInput<unknown>) => perform(machine.handle(input, ctx.now()));
+    // Fast path: a message for a shard running here, with nothing of it waiting, goes
+    // straight to the shard actor; the machine decides (routesLocally), everything else
+    // is fed to it. `command` is the shard's deliver command when the caller has one.
+    const deliver = (shard: string, entityId: string, message: unknown, command?: ShardCommand) => {
+      if (machine.routesLocally(shard)) {
+        const ref = shardRefs.get(shard);
+        if (ref !== undefined) {
+          ref.tell(command ?? { sk: "shard", t: "deliver", entityId, message });
+          return;
+        }
+      } else {
+        const region = machine.forwardsTo(shard);
+        if (region !== undefined) {
+          forward(refOf, region, shard, entityId, message);
+          return;
+        }
+      }
+      feed({ type: "deliver", shard, entityId, message });
+    };
     feed({ type: "start" });
     identify();
     // A removed member's regions are gone: forget the homes they had, so messages for
@@ -144,13 +167,21 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
 
     return Behaviors.receive<unknown>(
       (_c, m) => {
+        if (m instanceof EntityDelivery) {
+          deliver(m.shardId, m.entityId, m.message, m);
+          return;
+        }
+        if (isForwardedTuple(m)) {
+          deliver(m[1], m[2], m[3]);
+          return;
+        }
         if (!isInternal(m)) {
           const r = options.route(m);
           if (r === undefined) {
             ctx.system.core.unhandled(m, ctx.self as never);
             return;
           }
-          feed({ type: "deliver", shard: r.shardId, entityId: r.entityId, message: r.message });
+          deliver(r.shardId, r.entityId, r.message);
           return;
         }
         const msg = m as RegionMsg;
@@ -227,12 +258,7 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
             feed({ type: "coordinator-message", from: msg.from, message: msg.cmd });
             return;
           case "forwarded":
-            feed({
-              type: "deliver",
-              shard: msg.shard,
-              entityId: msg.entityId,
-              message: msg.message,
-            });
+            deliver(msg.shard, msg.entityId, msg.message);
             return;
           case "relay-to-coordinator":
             // After every message the sender forwarded here before (same channel): pass on.
@@ -286,6 +312,17 @@ function isInternal(m: unknown): boolean {
   return sk === "shard-report" || sk === "region";
 }
 
+function forward(
+  refOf: (id: string) => ActorRef<ShardingMsg> | undefined,
+  region: string,
+  shard: string,
+  entityId: string,
+  message: unknown,
+): void {
+  const tuple: ForwardedTuple = [FORWARDED_TAG, shard, entityId, message];
+  (refOf(region) as ActorRef<ForwardedTuple> | undefined)?.tell(tuple);
+}
+
 function performRegion(
   ctx: ActorContext<unknown>,
   options: RegionActorOptions,
@@ -294,7 +331,6 @@ function performRegion(
   onStopped: () => void,
   shardRefs: Map<string, ActorRef<ShardCommand>>,
 ): void {
-  const shardChild = (shard: string) => shardRefs.get(shard);
   switch (o.type) {
     case "send-to-coordinator":
       refOf(o.coordinator)?.tell({ sk: "sharding", t: "to-coordinator", cmd: o.message });
@@ -308,16 +344,10 @@ function performRegion(
       });
       return;
     case "forward":
-      refOf(o.region)?.tell({
-        sk: "sharding",
-        t: "forwarded",
-        shard: o.shard,
-        entityId: o.envelope.entityId,
-        message: o.envelope.message,
-      });
+      forward(refOf, o.region, o.shard, o.envelope.entityId, o.envelope.message);
       return;
     case "deliver-local":
-      shardChild(o.shard)?.tell({
+      shardRefs.get(o.shard)?.tell({
         sk: "shard",
         t: "deliver",
         entityId: o.envelope.entityId,
@@ -343,10 +373,10 @@ function performRegion(
       return;
     }
     case "stop-shard":
-      shardChild(o.shard)?.tell({ sk: "shard", t: "shutdown" });
+      shardRefs.get(o.shard)?.tell({ sk: "shard", t: "shutdown" });
       return;
     case "hand-off-shard":
-      shardChild(o.shard)?.tell({ sk: "shard", t: "hand-off" });
+      shardRefs.get(o.shard)?.tell({ sk: "shard", t: "hand-off" });
       return;
     case "dead-letter":
       ctx.system.core.deadLetter(

@@ -89,8 +89,21 @@ export interface ShardRememberOptions {
   readonly shardOf: (entityId: string) => string;
 }
 
-const childName = (entityId: string) => `e-${encodeURIComponent(entityId)}`;
-const entityIdOf = (name: string) => decodeURIComponent(name.slice(2));
+/**
+ * Entity ids that are valid actor names as they are (see validActorName: not empty, no
+ * '/', '#' or whitespace, not starting with '$') and do not start with '%'.
+ */
+const PLAIN_ID = /^[^$%/#\s][^/#\s]*$/;
+
+/**
+ * The entity's child actor name: the id itself when it is plain (no string to allocate
+ * and keep per entity), else "%" + its URI encoding (a plain id never starts with "%", so
+ * names stay unambiguous; the empty id is "%").
+ */
+const childName = (entityId: string) =>
+  PLAIN_ID.test(entityId) ? entityId : `%${encodeURIComponent(entityId)}`;
+const entityIdOf = (name: string) =>
+  name.charCodeAt(0) === 37 /* % */ ? decodeURIComponent(name.slice(1)) : name;
 
 export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand> {
   return Behaviors.setup<ShardCommand>((ctx) => {
@@ -98,10 +111,12 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       shardId: options.shardId,
       settings: options.settings,
     });
-    const entities = new Map<string, ActorRef<unknown>>();
+    const entities = new EntityChildren(ctx);
+    // Live entity ids for the lifecycle listener only (none kept without a listener).
+    const reported = options.lifecycle === undefined ? undefined : new Set<string>();
     options.lifecycle?.shardStarted(options.shardId);
     const perform = (outs: readonly ShardOutput<unknown>[]) => {
-      for (const o of outs) performOne(ctx, options, o, feed, entities);
+      for (const o of outs) performOne(ctx, options, o, feed, entities, reported);
     };
     const feed = (input: ShardInput<unknown>) => perform(machine.handle(input, ctx.now()));
     const remember = resolveShardSettings(options.settings).rememberEntities
@@ -115,6 +130,9 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
             // StartEntity starts the entity without a message for it.
             if ((m.message as { type?: unknown } | null)?.type === "shardkit.StartEntity")
               feed({ type: "start-entity", entityId: m.entityId });
+            // Fast path: the machine records the delivery to an active entity; we send it.
+            else if (machine.deliverToActive(m.entityId, ctx.now()))
+              entities.tell(m.entityId, m.message);
             else feed({ type: "deliver", entityId: m.entityId, message: m.message });
             return;
           case "hand-off":
@@ -145,9 +163,9 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       (_c, signal) => {
         if (signal.type === "Terminated" || signal.type === "ChildFailed") {
           const entityId = entityIdOf(signal.ref.path.name);
-          if (entities.get(entityId) === (signal.ref as unknown))
+          // Child names are reserved until Terminated: this is the current incarnation.
+          if (reported?.delete(entityId))
             options.lifecycle?.entityStopped(entityId, options.shardId);
-          if (entities.get(entityId) === (signal.ref as unknown)) entities.delete(entityId);
           feed({
             type: "entity-terminated",
             entityId,
@@ -156,11 +174,59 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
           });
         }
         if (signal.type === "PostStop")
-          options.lifecycle?.shardStopped(options.shardId, entities.keys());
+          options.lifecycle?.shardStopped(options.shardId, reported ?? []);
         return undefined;
       },
     );
   });
+}
+
+/**
+ * The shard's entity actors by entity id, found among its children (named by childName):
+ * no map of its own per entity. A terminated child leaves the children before the shard
+ * processes its Terminated signal; a message for it meanwhile goes to dead letters, as a
+ * tell to the terminated actor did.
+ */
+class EntityChildren {
+  constructor(private readonly ctx: ActorContext<ShardCommand>) {}
+
+  get(entityId: string): ActorRef<unknown> | undefined {
+    // A child named exactly like an id that does not start with "%" is that entity.
+    if (entityId.charCodeAt(0) !== 37 /* % */) {
+      const c = this.ctx.child(entityId);
+      if (c !== undefined) return c;
+    }
+    return PLAIN_ID.test(entityId) ? undefined : this.ctx.child(childName(entityId));
+  }
+
+  tell(entityId: string, message: unknown): void {
+    const c = this.get(entityId);
+    if (c !== undefined) c.tell(message);
+    else
+      this.ctx.system.core.deadLetter(
+        message,
+        `${this.ctx.self.path.toString()}/${childName(entityId)}`,
+        "stopped",
+      );
+  }
+}
+
+/**
+ * The EntityContext of one entity. Every field is an own property (user code may spread
+ * or destructure it); `passivate` is assigned, not declared in an object literal, so a
+ * keepNames transpiler (tsx) does not rename it per entity.
+ */
+class ShardEntityContext implements EntityContext {
+  readonly entityId: string;
+  readonly shardId: string;
+  readonly passivate: (stopMessage?: unknown) => void;
+
+  constructor(entityId: string, shardId: string, shard: ActorRef<ShardCommand>) {
+    this.entityId = entityId;
+    this.shardId = shardId;
+    this.passivate = (stopMessage) =>
+      shard.tell({ sk: "shard", t: "passivate", entityId, stopMessage });
+  }
 }
 
 function performOne(
@@ -168,37 +234,36 @@ function performOne(
   options: ShardActorOptions,
   o: ShardOutput<unknown>,
   feed: (input: ShardInput<unknown>) => void,
-  entities: Map<string, ActorRef<unknown>>,
+  entities: EntityChildren,
+  reported: Set<string> | undefined,
 ): void {
-  const child = (id: string) => entities.get(id);
   switch (o.type) {
     case "start-entity-actor": {
       const entityId = o.entityId;
-      const entityCtx: EntityContext = {
-        entityId,
-        shardId: options.shardId,
-        passivate: (stopMessage) =>
-          ctx.self.tell({ sk: "shard", t: "passivate", entityId, stopMessage }),
-      };
+      const entityCtx = new ShardEntityContext(entityId, options.shardId, ctx.self);
       const ref = ctx.spawn(options.createBehavior(entityCtx), childName(entityId));
-      entities.set(entityId, ref);
-      options.lifecycle?.entityStarted(entityId, options.shardId);
+      if (reported !== undefined) {
+        reported.add(entityId);
+        options.lifecycle?.entityStarted(entityId, options.shardId);
+      }
       ctx.watch(ref as ActorRef<never>);
       feed({ type: "entity-started", entityId });
       return;
     }
     case "send-to-entity":
-      child(o.entityId)?.tell(o.message);
+      entities.tell(o.entityId, o.message);
       return;
     case "stop-entity-actor": {
-      const c = child(o.entityId);
-      if (c === undefined) return;
-      if (o.stopMessage !== undefined) c.tell(o.stopMessage);
-      else ctx.stop(c as ActorRef<never>);
+      if (o.stopMessage !== undefined) {
+        entities.tell(o.entityId, o.stopMessage);
+        return;
+      }
+      const c = entities.get(o.entityId);
+      if (c !== undefined) ctx.stop(c as ActorRef<never>);
       return;
     }
     case "force-stop-entity-actor": {
-      const c = child(o.entityId);
+      const c = entities.get(o.entityId);
       if (c !== undefined) ctx.stop(c as ActorRef<never>);
       return;
     }

@@ -162,6 +162,35 @@ export class RegionMachine<M> {
     return [...this.timers].sort();
   }
 
+  /**
+   * Fast path for drivers (pure query): true when `deliver` for `shard` would now do
+   * nothing but emit one `deliver-local` — the region runs, the shard runs here and no
+   * message of it waits — so the driver may give the message to the local shard itself
+   * without `handle`. The machine stays the one that decides: the answer follows from
+   * the same state `onDeliver` reads, and a deliver in this state changes no state
+   * (test/core/region/region-machine.property.test.ts checks both).
+   */
+  routesLocally(shard: ShardId): boolean {
+    return (
+      this.current === RegionPhase.Running &&
+      this.homes.get(shard) === this.self &&
+      !this.buffers.has(shard) &&
+      this.local.get(shard)?.state === LocalShardState.Running
+    );
+  }
+
+  /**
+   * Fast path for drivers (pure query), the remote twin of `routesLocally`: the region
+   * `deliver` for `shard` would now forward to, when that `forward` would be its only
+   * output and change nothing (the region runs, the home is elsewhere and nothing of the
+   * shard waits); else undefined.
+   */
+  forwardsTo(shard: ShardId): RegionId | undefined {
+    if (this.current !== RegionPhase.Running || this.buffers.has(shard)) return undefined;
+    const home = this.homes.get(shard);
+    return home === this.self ? undefined : home;
+  }
+
   /** Feeds one input at time `nowMs`; returns the outputs to perform, in order. */
   handle(input: RegionInput<M>, nowMs: number): RegionOutput<M>[] {
     this.nowMs = nowMs;

@@ -51,9 +51,13 @@ export interface ShardMachineConfig {
   readonly settings?: Partial<ShardSettings>;
 }
 
+/** The buffer of every entity that holds no message (shared, so an idle entity has none). */
+const NO_MESSAGES = Object.freeze([]) as unknown as never[];
+
 interface EntityRecord<M> {
+  readonly id: EntityId;
   state: EntityState;
-  /** Messages for the next incarnation, oldest first; empty while active. */
+  /** Messages for the next incarnation, oldest first; NO_MESSAGES when empty (always while active). */
   buffer: M[];
   /** Last start or message through the shard (idle passivation). */
   lastActivityMs: number;
@@ -63,6 +67,9 @@ interface EntityRecord<M> {
   startRequested: boolean;
   /** An actor incarnation exists (from start-entity-actor to its termination). */
   hasActor: boolean;
+  /** Neighbours in the recency list (starting and active entities only). */
+  older: EntityRecord<M> | undefined;
+  newer: EntityRecord<M> | undefined;
 }
 
 /** A message (or StartEntity) that arrived while the shard was recovering. */
@@ -76,8 +83,11 @@ export class ShardMachine<M> {
   private readonly settings: Readonly<ShardSettings>;
   private current: ShardPhase;
   private readonly entities = new Map<EntityId, EntityRecord<M>>();
-  /** Starting and active entities, least recently used first. */
-  private readonly recency = new Set<EntityId>();
+  /**
+   * Starting and active entities, least recently used first: a doubly linked list
+   * through their records (moving one to the end on every message costs no hashing).
+   */
+  private readonly recency = new RecencyList<M>();
   private readonly remembered = new Set<EntityId>();
   private readonly timers = new Set<string>();
   private readonly writer: RememberWriter;
@@ -144,6 +154,23 @@ export class ShardMachine<M> {
   /** Timers the driver should be running, sorted. */
   runningTimers(): string[] {
     return [...this.timers].sort();
+  }
+
+  /**
+   * Fast path for drivers: when the shard runs and `entityId` is active, records a
+   * delivery at `nowMs` exactly as `handle({ type: "deliver" })` would (the entity's
+   * activity for idle and limit passivation) and returns true; the driver then sends the
+   * message to the entity itself — the one output `handle` would have returned. Else it
+   * changes nothing and returns false: feed `deliver`. The lockstep property in
+   * test/core/shard/shard-properties.test.ts checks that both ways agree.
+   */
+  deliverToActive(entityId: EntityId, nowMs: number): boolean {
+    if (this.current !== ShardPhase.Running) return false;
+    const rec = this.entities.get(entityId);
+    if (rec === undefined || rec.state !== EntityState.Active) return false;
+    this.nowMs = nowMs;
+    this.touch(rec);
+    return true;
   }
 
   /** Feeds one input at time `nowMs`; returns the outputs to perform, in order. */
@@ -220,19 +247,19 @@ export class ShardMachine<M> {
     }
     switch (rec.state) {
       case EntityState.Active:
-        this.touch(id, rec);
+        this.touch(rec);
         this.emit({ type: "send-to-entity", entityId: id, message });
         return;
       case EntityState.Starting:
-        this.touch(id, rec);
-        if (this.reserve(id, message)) rec.buffer.push(message);
+        this.touch(rec);
+        if (this.reserve(id, message)) this.hold(rec, message);
         return;
       case EntityState.Backoff:
-        if (this.reserve(id, message)) rec.buffer.push(message);
+        if (this.reserve(id, message)) this.hold(rec, message);
         this.restartNow(id, rec);
         return;
       default:
-        if (this.reserve(id, message)) rec.buffer.push(message);
+        if (this.reserve(id, message)) this.hold(rec, message);
     }
   }
 
@@ -252,7 +279,7 @@ export class ShardMachine<M> {
     }
     const rec = this.entities.get(id);
     if (rec === undefined) {
-      this.createEntity(id, []);
+      this.createEntity(id);
       return;
     }
     if (rec.state === EntityState.Backoff) {
@@ -283,15 +310,20 @@ export class ShardMachine<M> {
     if (this.buffered < this.settings.bufferSizeMax) this.overflowing = false;
   }
 
+  private hold(rec: EntityRecord<M>, message: M): void {
+    if (rec.buffer === NO_MESSAGES) rec.buffer = [message];
+    else rec.buffer.push(message);
+  }
+
   private flushBuffer(id: EntityId, rec: EntityRecord<M>): void {
     for (const message of rec.buffer) this.emit({ type: "send-to-entity", entityId: id, message });
     this.release(rec.buffer.length);
-    rec.buffer = [];
+    rec.buffer = NO_MESSAGES;
   }
 
   private returnBuffer(id: EntityId, rec: EntityRecord<M>): void {
     for (const message of rec.buffer) this.returned.push({ entityId: id, message });
-    rec.buffer = [];
+    rec.buffer = NO_MESSAGES;
   }
 
   private emitReturned(): void {
@@ -304,14 +336,17 @@ export class ShardMachine<M> {
   // ---- entity lifecycle ----------------------------------------------------------
 
   /** A new entity: remembered first when remembering, else started at once. */
-  private createEntity(id: EntityId, buffer: M[]): void {
+  private createEntity(id: EntityId, buffer: M[] = NO_MESSAGES): void {
     const rec: EntityRecord<M> = {
+      id,
       state: EntityState.RememberingStart,
       buffer,
       lastActivityMs: this.nowMs,
       stopReason: undefined,
       startRequested: false,
       hasActor: false,
+      older: undefined,
+      newer: undefined,
     };
     this.entities.set(id, rec);
     if (this.settings.rememberEntities && !this.remembered.has(id))
@@ -326,7 +361,7 @@ export class ShardMachine<M> {
     rec.stopReason = undefined;
     rec.startRequested = false;
     rec.lastActivityMs = this.nowMs;
-    this.recency.add(id);
+    this.recency.add(rec);
     this.emit({ type: "start-entity-actor", entityId: id });
     if (this.settings.rememberEntities && this.settings.passivateIdleAfterMs > 0)
       this.logAutoPassivationOff(`idle after ${this.settings.passivateIdleAfterMs} ms`);
@@ -339,10 +374,9 @@ export class ShardMachine<M> {
     this.startIncarnation(id, rec);
   }
 
-  private touch(id: EntityId, rec: EntityRecord<M>): void {
+  private touch(rec: EntityRecord<M>): void {
     rec.lastActivityMs = this.nowMs;
-    this.recency.delete(id);
-    this.recency.add(id);
+    this.recency.moveToEnd(rec);
   }
 
   private onEntityStarted(id: EntityId): void {
@@ -383,7 +417,7 @@ export class ShardMachine<M> {
   ): void {
     rec.state = EntityState.Passivating;
     rec.stopReason = reason;
-    this.recency.delete(id);
+    this.recency.delete(rec);
     this.emit({ type: "stop-entity-actor", entityId: id, stopMessage, reason });
   }
 
@@ -394,7 +428,7 @@ export class ShardMachine<M> {
       return;
     }
     rec.hasActor = false;
-    this.recency.delete(id);
+    this.recency.delete(rec);
     const deliberate = rec.state === EntityState.Passivating || passivated;
     if (failed) this.log("warn", `entity ${id} failed and was stopped`);
     if (this.current === ShardPhase.HandingOff) {
@@ -443,10 +477,10 @@ export class ShardMachine<M> {
 
   private onIdleSweep(): void {
     const idleAfter = this.settings.passivateIdleAfterMs;
-    for (const id of this.recency) {
-      const rec = this.entities.get(id) as EntityRecord<M>;
+    for (let rec = this.recency.oldest, next: typeof rec; rec !== undefined; rec = next) {
+      next = rec.newer; // beginStop unlinks rec
       if (rec.state === EntityState.Active && this.nowMs - rec.lastActivityMs >= idleAfter)
-        this.beginStop(id, rec, "idle", undefined);
+        this.beginStop(rec.id, rec, "idle", undefined);
     }
     this.armIdleSweep();
   }
@@ -467,10 +501,10 @@ export class ShardMachine<M> {
       this.logAutoPassivationOff(`active-entity limit ${this.activeLimit}`);
       return;
     }
-    for (const id of this.recency) {
+    for (let rec = this.recency.oldest, next: typeof rec; rec !== undefined; rec = next) {
       if (this.recency.size <= this.activeLimit) return;
-      const rec = this.entities.get(id) as EntityRecord<M>;
-      if (rec.state === EntityState.Active) this.beginStop(id, rec, "limit", undefined);
+      next = rec.newer; // beginStop unlinks rec
+      if (rec.state === EntityState.Active) this.beginStop(rec.id, rec, "limit", undefined);
     }
   }
 
@@ -566,7 +600,7 @@ export class ShardMachine<M> {
   /** Starts a remembered entity unless it already started (e.g. by a message). */
   private startRemembered(id: EntityId): boolean {
     if (this.entities.has(id) || !this.remembered.has(id)) return false;
-    this.createEntity(id, []);
+    this.createEntity(id);
     return true;
   }
 
@@ -734,5 +768,62 @@ export class ShardMachine<M> {
 
   private log(level: ShardLogLevel, text: string): void {
     this.emit({ type: "log", level, text });
+  }
+}
+
+/** The shard's recency order: an intrusive doubly linked list of entity records. */
+class RecencyList<M> {
+  /** Least recently used. */
+  oldest: EntityRecord<M> | undefined;
+  private newest: EntityRecord<M> | undefined;
+  size = 0;
+
+  private has(rec: EntityRecord<M>): boolean {
+    return rec.older !== undefined || this.oldest === rec;
+  }
+
+  /** Appends `rec` as the newest, unless it is listed already (like Set.add). */
+  add(rec: EntityRecord<M>): void {
+    if (!this.has(rec)) this.append(rec);
+  }
+
+  /** Makes `rec` the newest (like Set delete + add). */
+  moveToEnd(rec: EntityRecord<M>): void {
+    if (this.newest === rec) return;
+    this.delete(rec);
+    this.append(rec);
+  }
+
+  delete(rec: EntityRecord<M>): void {
+    if (!this.has(rec)) return;
+    const { older, newer } = rec;
+    if (older !== undefined) older.newer = newer;
+    else this.oldest = newer;
+    if (newer !== undefined) newer.older = older;
+    else this.newest = older;
+    rec.older = undefined;
+    rec.newer = undefined;
+    this.size--;
+  }
+
+  clear(): void {
+    for (let rec = this.oldest; rec !== undefined; ) {
+      const next: EntityRecord<M> | undefined = rec.newer;
+      rec.older = undefined;
+      rec.newer = undefined;
+      rec = next;
+    }
+    this.oldest = undefined;
+    this.newest = undefined;
+    this.size = 0;
+  }
+
+  private append(rec: EntityRecord<M>): void {
+    rec.older = this.newest;
+    rec.newer = undefined;
+    if (this.newest !== undefined) this.newest.newer = rec;
+    else this.oldest = rec;
+    this.newest = rec;
+    this.size++;
   }
 }

@@ -77,6 +77,10 @@ export class RegionWorld {
   private nextId = 0;
   private stoppedSeen = false;
   readonly trace: string[] = [];
+  /** Deliveries for which `routesLocally` allowed the driver fast path (each checked). */
+  directDeliveries = 0;
+  /** Deliveries for which `forwardsTo` allowed the driver fast path (each checked). */
+  directForwards = 0;
 
   /**
    * `coordinator`: the singleton location known from the start; `registered`: and it
@@ -127,7 +131,41 @@ export class RegionWorld {
         const shard = `s${a.entity % 3}`;
         this.tracked.set(id, { sender: a.sender, entityId, status: "region" });
         const before = this.machine.stats.bufferedMessages;
-        this.feed({ type: "deliver", shard, entityId, message: id, sender: a.sender });
+        // The driver fast path may skip `handle` when routesLocally: check that handle
+        // would then only emit this one deliver-local and change nothing.
+        const direct = this.machine.routesLocally(shard);
+        const forwardTo = this.machine.forwardsTo(shard);
+        const view = direct || forwardTo ? JSON.stringify(this.machine.view()) : "";
+        const outputs = this.feed({
+          type: "deliver",
+          shard,
+          entityId,
+          message: id,
+          sender: a.sender,
+        });
+        if (direct) {
+          this.directDeliveries++;
+          const o = outputs[0];
+          if (outputs.length !== 1 || o?.type !== "deliver-local" || o.shard !== shard)
+            this.fail(`routesLocally(${shard}) but deliver gave ${JSON.stringify(outputs)}`);
+          if (JSON.stringify(this.machine.view()) !== view)
+            this.fail(`routesLocally(${shard}) but deliver changed the region`);
+        }
+        if (forwardTo !== undefined) {
+          this.directForwards++;
+          const o = outputs[0];
+          if (
+            outputs.length !== 1 ||
+            o?.type !== "forward" ||
+            o.shard !== shard ||
+            o.region !== forwardTo
+          )
+            this.fail(
+              `forwardsTo(${shard}) = ${forwardTo} but deliver gave ${JSON.stringify(outputs)}`,
+            );
+          if (JSON.stringify(this.machine.view()) !== view)
+            this.fail(`forwardsTo(${shard}) but deliver changed the region`);
+        }
         if (this.tracked.get(id)?.status === "region" && before >= BUFFER_SIZE_MAX)
           this.fail(
             `${id} buffered with ${before} messages held (bufferSizeMax ${BUFFER_SIZE_MAX})`,
@@ -222,7 +260,7 @@ export class RegionWorld {
     this.feed({ type: "local-shard-stopped", shard });
   }
 
-  private feed(input: RegionInput<string>): void {
+  private feed(input: RegionInput<string>): RegionOutput<string>[] {
     this.trace.push(`@${this.now} ${JSON.stringify(input)}`);
     const outputs = this.machine.handle(input, this.now);
     for (const o of outputs) {
@@ -230,6 +268,7 @@ export class RegionWorld {
       this.perform(o);
     }
     this.check();
+    return outputs;
   }
 
   private perform(o: RegionOutput<string>): void {

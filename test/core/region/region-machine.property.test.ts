@@ -158,18 +158,26 @@ describe("RegionMachine properties", () => {
   });
 
   it("generates runs that exercise the interesting paths", () => {
-    // Guards against a generator that never reaches hand-off leftovers or local delivery.
+    // Guards against a generator that never reaches hand-off leftovers, local delivery or
+    // the driver fast paths (routesLocally, forwardsTo: checked against handle on every
+    // delivery).
     let leftovers = 0;
     let localDelivered = 0;
+    let direct = 0;
+    let forwarded = 0;
     fc.assert(
       fc.property(run, ({ proxy, coordinator, registered, actions }) => {
         const w = new RegionWorld(proxy, coordinator, registered);
         for (const a of actions) w.act(a);
         if (w.trace.some((l) => l.includes('"return-to-region"'))) leftovers++;
         if (w.trace.some((l) => l.includes('"deliver-local"'))) localDelivered++;
+        if (w.directDeliveries > 0) direct++;
+        if (w.directForwards > 0) forwarded++;
       }),
     );
     expect(leftovers).toBeGreaterThanOrEqual(15);
     expect(localDelivered).toBeGreaterThanOrEqual(50);
+    expect(direct, "runs with routesLocally deliveries").toBeGreaterThanOrEqual(20);
+    expect(forwarded, "runs with forwardsTo deliveries").toBeGreaterThanOrEqual(20);
   });
 });

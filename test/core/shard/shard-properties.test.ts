@@ -133,13 +133,25 @@ class Driver {
   readonly accounted = new Set<string>();
   private readonly lastSent = new Map<string, number>();
   private shardStopped = false;
+  /** Every output, in order (for the lockstep comparison). */
+  readonly log: ShardOutput<string>[] = [];
+  /** Deliveries that took the driver fast path (deliverToActive). */
+  direct = 0;
 
-  constructor(private readonly settings: Partial<ShardSettings>) {
+  constructor(
+    private readonly settings: Partial<ShardSettings>,
+    /** Use the driver fast path for deliveries where the machine allows it. */
+    private readonly fastPath = false,
+  ) {
     this.machine = new ShardMachine<string>({ shardId: "1", settings });
   }
 
   feed(input: ShardInput<string>): void {
     for (const o of this.machine.handle(input, this.now)) this.check(o);
+    this.checkStats();
+  }
+
+  private checkStats(): void {
     const s = this.machine.stats;
     expect(s.bufferedMessages).toBeLessThanOrEqual(this.settings.bufferSizeMax as number);
     expect(s.bufferedMessages).toBeGreaterThanOrEqual(this.delivered.size - this.accounted.size);
@@ -148,7 +160,11 @@ class Driver {
   deliver(entityId: string): void {
     const message = `m${this.nextMessage++}`;
     this.delivered.set(message, entityId);
-    this.feed({ type: "deliver", entityId, message });
+    if (this.fastPath && this.machine.deliverToActive(entityId, this.now)) {
+      this.direct++;
+      this.check({ type: "send-to-entity", entityId, message });
+      this.checkStats();
+    } else this.feed({ type: "deliver", entityId, message });
   }
 
   terminate(entityId: string, passivated: boolean, failed: boolean): void {
@@ -215,6 +231,7 @@ class Driver {
   }
 
   private check(o: ShardOutput<string>): void {
+    this.log.push(o);
     switch (o.type) {
       case "start-entity-actor":
         expect(this.shardStopped, "start after shard-stopped").toBe(false);
@@ -389,5 +406,38 @@ describe("shard machine properties", () => {
       ),
       { numRuns: 150 },
     );
+  });
+
+  it("the driver fast path (deliverToActive) agrees with handle(deliver) in lockstep", () => {
+    const snapshot = (m: ShardMachine<string>) => ({
+      phase: m.phase,
+      stats: m.stats,
+      entities: m.entityIds().map((id) => [id, m.entityState(id)]),
+      remembered: m.rememberedEntityIds(),
+      timers: m.runningTimers(),
+    });
+    let direct = 0;
+    fc.assert(
+      fc.property(
+        settingsArb,
+        fc.array(action, { maxLength: 250, size: "max" }),
+        (settings, actions) => {
+          const slow = new Driver(settings);
+          const fast = new Driver(settings, true);
+          for (const a of actions) {
+            step(slow, a);
+            step(fast, a);
+            expect(fast.log.length).toBe(slow.log.length);
+            expect(snapshot(fast.machine)).toEqual(snapshot(slow.machine));
+          }
+          drain(slow);
+          drain(fast);
+          expect(fast.log).toEqual(slow.log);
+          direct += fast.direct;
+        },
+      ),
+      { numRuns: 100 },
+    );
+    expect(direct, "deliveries that took the fast path").toBeGreaterThan(100);
   });
 });

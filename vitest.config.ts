@@ -7,6 +7,10 @@ export default defineConfig({
     hookTimeout: 30_000,
     teardownTimeout: 10_000,
     pool: "forks",
+    // Two files at a time on this 2-core target: most of the long files are real-process
+    // tests that wait on timers and sockets more than they compute.
+    maxWorkers: 2,
+    minWorkers: 1,
     reporters: ["default"],
   },
 });

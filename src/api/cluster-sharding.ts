@@ -15,6 +15,7 @@ import { type AskOptions, ask } from "../actor/ask.js";
 import type { Behavior } from "../actor/behavior.js";
 import { ConfigError, ShardkitError } from "../base/errors.js";
 import type { Cluster } from "../cluster/membership/cluster.js";
+import type { ShardAllocationStrategy } from "../cluster/sharding/async-strategy.js";
 import { coordinatorBehavior } from "../cluster/sharding/coordinator-actor.js";
 import {
   type CoordinatorStore,
@@ -125,7 +126,7 @@ export interface ShardedEntityOptions<M> extends ShardingStoreOptions {
   readonly coordinatorRole?: string;
   /** Sent to each entity when its shard is handed off (default: stop). */
   readonly handOffStopMessage?: M;
-  readonly allocationStrategy?: CoordinatorAllocationStrategy;
+  readonly allocationStrategy?: ShardAllocationStrategy;
   /** Told when this node's shards and entities start and stop (see ShardingOracle in shardkit/testing). */
   readonly lifecycle?: ShardingLifecycleListener;
   readonly settings?: {
@@ -163,7 +164,7 @@ interface TypeStart {
   readonly shardOf: (entityId: string) => string;
   readonly createBehavior: ((ctx: EntityContext) => Behavior<unknown>) | undefined;
   readonly handOffStopMessage?: unknown;
-  readonly allocationStrategy?: CoordinatorAllocationStrategy;
+  readonly allocationStrategy?: ShardAllocationStrategy;
   readonly settings?: ShardedEntityOptions<unknown>["settings"];
   readonly stores?: ShardingStoreOptions;
   /** Only a proxy: no coordinator manager on this node (startProxy). */
@@ -180,7 +181,7 @@ export interface ClassicShardingOptions<In, M> extends ShardingStoreOptions {
   /** See ShardedEntityOptions.coordinatorRole. */
   readonly coordinatorRole?: string;
   readonly handOffStopMessage?: M;
-  readonly allocationStrategy?: CoordinatorAllocationStrategy;
+  readonly allocationStrategy?: ShardAllocationStrategy;
   readonly lifecycle?: ShardingLifecycleListener;
   readonly settings?: ShardedEntityOptions<unknown>["settings"];
 }

@@ -1,3 +1,4 @@
+export type { ShardAllocationStrategy } from "../cluster/sharding/async-strategy.js";
 export type { ShardingLifecycleListener } from "../cluster/sharding/sharding-lifecycle.js";
 export type {
   RebalanceClusterFacts,

@@ -27,11 +27,11 @@ import {
   type CoordinatorSettings,
   resolveCoordinatorSettings,
 } from "../../core/coordinator/coordinator-settings.js";
-import type { CoordinatorAllocationStrategy } from "../../core/coordinator/coordinator-strategy.js";
 import { uniqueAddressToString } from "../../core/membership/unique-address.js";
 import { JournalConflictError } from "../../ports/journal.js";
 import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
+import { adaptAllocationStrategy, type ShardAllocationStrategy } from "./async-strategy.js";
 import type { CoordinatorRecoveryData, CoordinatorStore } from "./coordinator-store.js";
 import { ActorIdRefs, actorIdOf, isShardingMsg, type ShardingMsg } from "./sharding-messages.js";
 
@@ -39,7 +39,8 @@ export interface CoordinatorActorOptions {
   readonly typeName: string;
   readonly cluster: Cluster;
   readonly remoting: Remoting;
-  readonly strategy: CoordinatorAllocationStrategy;
+  /** May answer with promises (adaptAllocationStrategy). */
+  readonly strategy: ShardAllocationStrategy;
   readonly role?: string;
   readonly settings?: Partial<CoordinatorSettings>;
   /**
@@ -61,6 +62,7 @@ type CoordMsg =
   | { readonly sk: "coord"; readonly t: "members" }
   | { readonly sk: "coord"; readonly t: "timer"; readonly key: string }
   | { readonly sk: "coord"; readonly t: "rebalance" }
+  | { readonly sk: "coord"; readonly t: "allocation-retry" }
   | { readonly sk: "coord"; readonly t: "persisted"; readonly batchId: number }
   | {
       readonly sk: "coord";
@@ -132,9 +134,18 @@ function running(
   return Behaviors.setup<CoordMsg>((ctx) => {
     const { cluster, remoting } = options;
     const selfId = actorIdOf(remoting, ctx.self as ActorRef<never>);
+    const strategy = adaptAllocationStrategy(
+      options.strategy,
+      () => ctx.self.tell({ sk: "coord", t: "allocation-retry" }),
+      (operation, error) =>
+        ctx.log.warn(`allocation strategy ${operation} failed`, {
+          type: options.typeName,
+          error: String(error),
+        }),
+    );
     const machine = new CoordinatorMachine({
       self: selfId,
-      strategy: options.strategy,
+      strategy,
       recovery,
       settings: options.settings,
       role: options.role,
@@ -235,6 +246,9 @@ function running(
             return;
           case "rebalance":
             feed({ type: "rebalance-tick" });
+            return;
+          case "allocation-retry":
+            feed({ type: "allocation-retry" });
             return;
           case "persisted":
             feed({ type: "persisted", batchId: m.batchId });

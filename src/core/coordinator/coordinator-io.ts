@@ -47,6 +47,8 @@ export type CoordinatorLocalInput =
   | { readonly type: "timer"; readonly key: string }
   /** Periodic (rebalanceIntervalMs): rebalance, retry waiting allocations, warn. */
   | { readonly type: "rebalance-tick" }
+  /** Try the waiting allocations again now (an asynchronous strategy has answered). */
+  | { readonly type: "allocation-retry" }
   /**
    * A watched region terminated (its node was removed, or the actor stopped). On a
    * removed member it takes effect after regionRemovalMarginMs.

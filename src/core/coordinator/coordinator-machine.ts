@@ -234,6 +234,9 @@ export class CoordinatorMachine {
       case "rebalance-tick":
         this.onRebalanceTick();
         return;
+      case "allocation-retry":
+        this.maybeAllocateWaiting();
+        return;
       case "region-terminated": {
         const member = this.projected.region(input.region)?.member;
         if (member !== undefined && this.membership.isGone(member))

@@ -39,10 +39,7 @@ import {
 } from "../cluster/sharding/sharding-messages.js";
 import { ClusterSingleton, type SingletonHost } from "../cluster/singleton/cluster-singleton.js";
 import type { CoordinatorSettings } from "../core/coordinator/coordinator-settings.js";
-import {
-  type CoordinatorAllocationStrategy,
-  leastShardStrategy,
-} from "../core/coordinator/coordinator-strategy.js";
+import { leastShardStrategy } from "../core/coordinator/coordinator-strategy.js";
 import { downAllWhenUnstableMsOf } from "../core/downing/sbr-settings.js";
 import { uniqueAddressToString } from "../core/membership/unique-address.js";
 import type { RegionSettings } from "../core/region/region-settings.js";

@@ -1,4 +1,6 @@
-/** What the subcommands share: where they write, exit codes, error formatting. */
+/** What the subcommands share: where they write, exit codes, error formatting, arguments. */
+import { ConfigError } from "../base/errors.js";
+import { validateTablePrefix } from "../persistence/persistence-settings.js";
 
 export const EXIT_OK = 0;
 /** Runtime failure: database unreachable, DDL refused. */
@@ -16,4 +18,30 @@ export interface CliIo {
 export function oneLine(error: unknown): string {
   const text = error instanceof Error ? error.message || error.name : String(error);
   return text.replace(/\s*\n\s*/g, " ").trim();
+}
+
+/** A bad command line: the subcommand prints it with a pointer to --help and exits 2. */
+export class UsageError extends Error {}
+
+/** The value of --table-prefix, validated like the plugins do. @throws UsageError */
+export function parseTablePrefixArg(raw: string): string {
+  try {
+    return validateTablePrefix(raw, "--table-prefix");
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    throw new UsageError(`invalid --table-prefix "${raw}": expected ${error.allowed}`);
+  }
+}
+
+/** Most ms a --connect-timeout-ms may ask for. */
+export const CONNECT_TIMEOUT_MS_MAX = 600_000;
+
+/** The value of --connect-timeout-ms: an integer 1 .. 600000. @throws UsageError */
+export function parseConnectTimeoutArg(raw: string): number {
+  const ms = Number(raw);
+  if (!/^\d+$/.test(raw) || ms < 1 || ms > CONNECT_TIMEOUT_MS_MAX)
+    throw new UsageError(
+      `invalid --connect-timeout-ms "${raw}": expected an integer 1 .. ${CONNECT_TIMEOUT_MS_MAX}`,
+    );
+  return ms;
 }

@@ -9,8 +9,7 @@
  */
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { ConfigError } from "../base/errors.js";
-import { DEFAULT_TABLE_PREFIX, validateTablePrefix } from "../persistence/persistence-settings.js";
+import { DEFAULT_TABLE_PREFIX } from "../persistence/persistence-settings.js";
 import {
   migratePostgres,
   PostgresLeaseStore,
@@ -18,7 +17,16 @@ import {
 } from "../persistence/postgres/index.js";
 import { NodeClock } from "../runtime/node/node-clock.js";
 import { NodeScheduler } from "../runtime/node/node-scheduler.js";
-import { type CliIo, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, oneLine } from "./io.js";
+import {
+  type CliIo,
+  EXIT_OK,
+  EXIT_RUNTIME,
+  EXIT_USAGE,
+  oneLine,
+  parseConnectTimeoutArg,
+  parseTablePrefixArg,
+  UsageError,
+} from "./io.js";
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
@@ -41,8 +49,6 @@ interface MigrateArgs {
 }
 
 type Parsed = { readonly help: true } | { readonly help: false; readonly args: MigrateArgs };
-
-class UsageError extends Error {}
 
 function parse(argv: readonly string[]): Parsed {
   let values: Record<string, string | boolean | undefined>;
@@ -78,21 +84,8 @@ function parse(argv: readonly string[]): Parsed {
       `--postgres must be a postgres:// or postgresql:// URL, not ${parsedUrl.protocol}//`,
     );
 
-  const rawPrefix = values["table-prefix"] as string;
-  let prefix: string;
-  try {
-    prefix = validateTablePrefix(rawPrefix, "--table-prefix");
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    throw new UsageError(`invalid --table-prefix "${rawPrefix}": expected ${error.allowed}`);
-  }
-
-  const rawTimeout = values["connect-timeout-ms"] as string;
-  const connectTimeoutMs = Number(rawTimeout);
-  if (!/^\d+$/.test(rawTimeout) || connectTimeoutMs < 1 || connectTimeoutMs > 600_000)
-    throw new UsageError(
-      `invalid --connect-timeout-ms "${rawTimeout}": expected an integer 1 .. 600000`,
-    );
+  const prefix = parseTablePrefixArg(values["table-prefix"] as string);
+  const connectTimeoutMs = parseConnectTimeoutArg(values["connect-timeout-ms"] as string);
 
   return { help: false, args: { url, prefix, connectTimeoutMs } };
 }

@@ -19,18 +19,26 @@ import { connect } from "node:net";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { ConfigError } from "../base/errors.js";
 import {
   coordinatorPersistenceId,
   rememberPersistenceIdPrefix,
 } from "../cluster/sharding/sharding-store-codec.js";
 import type { PersistenceIdMatch, RemovedRows } from "../persistence/persistence-admin.js";
-import { DEFAULT_TABLE_PREFIX, validateTablePrefix } from "../persistence/persistence-settings.js";
+import { DEFAULT_TABLE_PREFIX } from "../persistence/persistence-settings.js";
 import { deletePersistenceIdsPostgres } from "../persistence/postgres/postgres-admin.js";
 import { postgresTables } from "../persistence/postgres/postgres-schema.js";
 import { deletePersistenceIdsSqlite } from "../persistence/sqlite/sqlite-admin.js";
 import { sqliteTables } from "../persistence/sqlite/sqlite-schema.js";
-import { type CliIo, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, oneLine } from "./io.js";
+import {
+  type CliIo,
+  EXIT_OK,
+  EXIT_RUNTIME,
+  EXIT_USAGE,
+  oneLine,
+  parseConnectTimeoutArg,
+  parseTablePrefixArg,
+  UsageError,
+} from "./io.js";
 import { redactUrl } from "./migrate.js";
 
 export const REMOVE_CONNECT_TIMEOUT_MS_DEFAULT = 2_000;
@@ -62,8 +70,6 @@ interface RemoveArgs {
   readonly force: boolean;
   readonly connectTimeoutMs: number;
 }
-
-class UsageError extends Error {}
 
 const TYPE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
@@ -99,20 +105,8 @@ function parse(argv: readonly string[]): RemoveArgs | "help" {
     if (!TYPE_NAME.test(t))
       throw new UsageError(`invalid --type "${t}": letters, digits, '_', '.', '-'`);
   const store = parseStore(values.journal as string | undefined);
-  const rawPrefix = values["table-prefix"] as string;
-  let prefix: string;
-  try {
-    prefix = validateTablePrefix(rawPrefix, "--table-prefix");
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    throw new UsageError(`invalid --table-prefix "${rawPrefix}": expected ${error.allowed}`);
-  }
-  const rawTimeout = values["connect-timeout-ms"] as string;
-  const connectTimeoutMs = Number(rawTimeout);
-  if (!/^\d+$/.test(rawTimeout) || connectTimeoutMs < 1 || connectTimeoutMs > 600_000)
-    throw new UsageError(
-      `invalid --connect-timeout-ms "${rawTimeout}": expected an integer 1 .. 600000`,
-    );
+  const prefix = parseTablePrefixArg(values["table-prefix"] as string);
+  const connectTimeoutMs = parseConnectTimeoutArg(values["connect-timeout-ms"] as string);
   const addresses = parseAddresses(values.addresses as string | undefined);
   const force = values.force === true;
   if (addresses.length === 0 && !force)

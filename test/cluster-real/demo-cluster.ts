@@ -4,6 +4,9 @@
  * on a shared SQLite file or a PostgreSQL database. Every wait is bounded; the child
  * harness kills leftovers (installChildTeardown in each test file).
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import pg from "pg";
 import { type Child, request, spawnNode, waitFor } from "../support/child-process.js";
 import { freePorts } from "./cluster-node.js";
@@ -117,6 +120,39 @@ export async function accountSequences(store: DemoStore): Promise<Map<string, Se
   return new Map(
     rows.map((r) => [r.pid, { count: Number(r.count), min: Number(r.min), max: Number(r.max) }]),
   );
+}
+
+/**
+ * The stores a persistence test runs on: a SQLite file in a temp dir, and PostgreSQL when
+ * SHARDKIT_PG_URL is set (else a visible SKIP line naming `label`). `cleanup` removes the
+ * files and drops the tables; call it in afterAll.
+ */
+export function demoStores(
+  label: string,
+  tag: string,
+): { stores: [string, () => DemoStore][]; cleanup: () => Promise<void> } {
+  const dirs: string[] = [];
+  const url = process.env.SHARDKIT_PG_URL;
+  const prefix = `shardkit_${tag}_${process.pid}_`;
+  const stores: [string, () => DemoStore][] = [
+    [
+      "sqlite",
+      () => {
+        const dir = mkdtempSync(join(tmpdir(), `shardkit-${tag}-`));
+        dirs.push(dir);
+        return { kind: "sqlite", db: join(dir, "accounts.db") };
+      },
+    ],
+  ];
+  if (url) stores.push(["postgres", () => ({ kind: "postgres", url, prefix })]);
+  else console.log(`SKIP ${label} on PostgreSQL: SHARDKIT_PG_URL is not set`);
+  return {
+    stores,
+    cleanup: async () => {
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+      if (url) await dropPostgresTables(url, prefix);
+    },
+  };
 }
 
 /** Drops the PostgreSQL tables of `prefix` (test teardown). */

@@ -7,18 +7,14 @@
  * is at least the deposits acknowledged for it), each account's events are numbered
  * 1..n without a hole, and the balance equals that n (each event deposits 1).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { kill } from "../support/child-process.js";
 import { installChildTeardown } from "../support/child-teardown.js";
 import {
   accountSequences,
   cmd,
-  type DemoStore,
   demoCluster,
-  dropPostgresTables,
+  demoStores,
   startDemoNode,
   waitRegions,
   waitUp,
@@ -27,29 +23,8 @@ import {
 installChildTeardown("perFile");
 
 const ACCOUNTS = 100;
-const dirs: string[] = [];
-const PG_URL = process.env.SHARDKIT_PG_URL;
-const stores: [string, () => DemoStore][] = [
-  [
-    "sqlite",
-    () => {
-      const dir = mkdtempSync(join(tmpdir(), "shardkit-p2-"));
-      dirs.push(dir);
-      return { kind: "sqlite", db: join(dir, "accounts.db") };
-    },
-  ],
-];
-if (PG_URL)
-  stores.push([
-    "postgres",
-    () => ({ kind: "postgres", url: PG_URL, prefix: `shardkit_p2_${process.pid}_` }),
-  ]);
-else console.log("SKIP P2 on PostgreSQL: SHARDKIT_PG_URL is not set");
-
-afterAll(async () => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  if (PG_URL) await dropPostgresTables(PG_URL, `shardkit_p2_${process.pid}_`);
-});
+const { stores, cleanup } = demoStores("P2", "p2");
+afterAll(cleanup);
 
 describe.each(stores)("P2 on %s: kill -9 while entities persist", (_name, makeStore) => {
   it("no acknowledged event is lost and sequence numbers have no holes", async () => {

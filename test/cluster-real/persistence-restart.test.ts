@@ -8,17 +8,13 @@
  * them, the 30 accounts run again (remembered entities), the new coordinator recovered
  * its allocations from the journal, and every balance is what it was.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Child, kill, waitForStderr } from "../support/child-process.js";
 import { installChildTeardown } from "../support/child-teardown.js";
 import {
   cmd,
-  type DemoStore,
   demoCluster,
-  dropPostgresTables,
+  demoStores,
   startDemoNode,
   waitRegions,
   waitUp,
@@ -27,29 +23,8 @@ import {
 installChildTeardown("perFile");
 
 const ACCOUNTS = 30;
-const dirs: string[] = [];
-const PG_URL = process.env.SHARDKIT_PG_URL;
-const stores: [string, () => DemoStore][] = [
-  [
-    "sqlite",
-    () => {
-      const dir = mkdtempSync(join(tmpdir(), "shardkit-p4-"));
-      dirs.push(dir);
-      return { kind: "sqlite", db: join(dir, "accounts.db") };
-    },
-  ],
-];
-if (PG_URL)
-  stores.push([
-    "postgres",
-    () => ({ kind: "postgres", url: PG_URL, prefix: `shardkit_p4_${process.pid}_` }),
-  ]);
-else console.log("SKIP P4 on PostgreSQL: SHARDKIT_PG_URL is not set");
-
-afterAll(async () => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  if (PG_URL) await dropPostgresTables(PG_URL, `shardkit_p4_${process.pid}_`);
-});
+const { stores, cleanup } = demoStores("P4", "p4");
+afterAll(cleanup);
 
 async function liveEntities(nodes: readonly Child[]): Promise<number> {
   let n = 0;

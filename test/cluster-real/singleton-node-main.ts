@@ -22,10 +22,10 @@
  * - `exit` -> terminates the actor system and exits 0.
  * The node also exits when stdin closes (the test runner is gone). Logs go to stderr.
  */
-import { createInterface } from "node:readline";
 import { type ActorRef, ask, Behaviors } from "../../src/actor/index.js";
 import { ClusterNode } from "../../src/api/index.js";
 import { ClusterSingleton } from "../../src/cluster/singleton/index.js";
+import { type Command, serveCommands } from "./child-io.js";
 import {
   FAST_CLUSTER_SETTINGS,
   FAST_FAILURE_DETECTOR,
@@ -42,8 +42,6 @@ export interface SingletonNodeConfig {
 /** Messages of the singleton "probe". */
 export type ProbeMsg = { readonly type: "where"; readonly replyTo: ActorRef<string> } | StopMsg;
 type StopMsg = { readonly type: "stop" };
-
-type Command = Readonly<Record<string, unknown>> & { readonly cmd: string; readonly id: number };
 
 const config = JSON.parse(process.argv[2] ?? "{}") as SingletonNodeConfig;
 const selfHostPort = `127.0.0.1:${config.port}`;
@@ -146,26 +144,6 @@ async function handle(c: Command): Promise<Record<string, unknown>> {
   }
 }
 
-createInterface({ input: process.stdin })
-  .on("line", (line) => {
-    let c: Command;
-    try {
-      c = JSON.parse(line) as Command;
-    } catch {
-      emit({ event: "reply", id: null, ok: false, error: `not JSON: ${line}` });
-      return;
-    }
-    handle(c).then(
-      (result) => emit({ event: "reply", id: c.id, ok: true, ...result }),
-      (error: unknown) =>
-        emit({
-          event: "reply",
-          id: c.id,
-          ok: false,
-          error: error instanceof Error ? error.message : String(error),
-        }),
-    );
-  })
-  .on("close", () => process.exit(0));
+serveCommands(handle, () => process.exit(0));
 
 emit({ event: "ready", hostPort: selfHostPort, address: node.address, pid: process.pid });

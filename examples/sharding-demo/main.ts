@@ -354,15 +354,11 @@ let exitCode = 0;
 if (!interrupted) {
   // Every acknowledged deposit must be in the balances (asks that failed may or may not
   // have been applied: they only widen the allowed range).
-  // Stop the load, then wait for the asks in flight to finish (each times out after 5 s).
+  // Stop the load, then wait until no ask is in flight (each times out after 5 s).
   let load = await request(a, { cmd: "stop-load" });
-  for (let i = 0; i < 8; i++) {
-    await sleep(1_000);
-    const now = await request(a, { cmd: "load-stats" });
-    const settled =
-      Number(now.completed) + Number(now.failed) === Number(load.completed) + Number(load.failed);
-    load = now;
-    if (settled) break;
+  for (let i = 0; i < 40 && Number(load.inFlight) > 0; i++) {
+    await sleep(250);
+    load = await request(a, { cmd: "load-stats" });
   }
   const after = await request(a, { cmd: "balances", accounts: ACCOUNTS }, 60_000).catch(
     () => undefined,

@@ -14,14 +14,14 @@
  * - `stats` -> `{ entities, shards: [shard ids hosted here], handled }`;
  * - `load {workers}` -> starts the load generator on this node: `workers` loops, each
  *   sending `deposit` asks to random accounts through `entityRefFor`;
- * - `load-stats` -> `{ completed, failed }` asks so far;
+ * - `load-stats` -> `{ completed, failed, inFlight }` asks so far;
  * - `acked` -> `{ acked: { accountId: deposits acknowledged } }` by this node's load;
  * - `deposit {account, amount}` -> `{ balance }` (an ask; fails after 5 s);
  * - `balances {accounts}` -> `{ sum, count, balances: { accountId: balance } }` over
  *   account-0 .. account-(accounts-1);
  * - `probe` -> `{ account, balance }` of one account live on this node (if any);
  * - `regions` -> `{ regions }`: how many regions the coordinator has registered;
- * - `stop-load` -> stops the load generator, `{ completed, failed }`;
+ * - `stop-load` -> stops the load generator, `{ completed, failed, inFlight }`;
  * - `shutdown` -> replies, runs `node.shutdown()` (shards handed off, leave, stop), prints
  *   `{"event":"shutdown-done"}` and exits 0.
  * It prints `{"event":"ready"}` once started, `{"event":"up"}` once the member is Up, and
@@ -169,6 +169,8 @@ node.cluster.subscribe(
 
 let loadOk = 0;
 let loadFailed = 0;
+/** Deposit asks sent and not yet answered or timed out. */
+let loadInFlight = 0;
 let loadRunning = false;
 /** Deposits acknowledged per account by this node's load generator. */
 const acked = new Map<string, number>();
@@ -201,6 +203,7 @@ async function balances(
 async function worker(): Promise<void> {
   while (loadRunning) {
     const id = `account-${Math.floor(Math.random() * config.accounts)}`;
+    loadInFlight++;
     try {
       await sharding
         .entityRefFor(Account, id)
@@ -211,6 +214,8 @@ async function worker(): Promise<void> {
       acked.set(id, (acked.get(id) ?? 0) + 1);
     } catch {
       loadFailed++;
+    } finally {
+      loadInFlight--;
     }
   }
 }
@@ -231,10 +236,10 @@ async function handle(c: Command): Promise<Record<string, unknown>> {
       return {};
     }
     case "load-stats":
-      return { completed: loadOk, failed: loadFailed };
+      return { completed: loadOk, failed: loadFailed, inFlight: loadInFlight };
     case "stop-load":
       loadRunning = false;
-      return { completed: loadOk, failed: loadFailed };
+      return { completed: loadOk, failed: loadFailed, inFlight: loadInFlight };
     case "acked":
       return { acked: Object.fromEntries(acked) };
     case "deposit": {

@@ -47,15 +47,13 @@ describe.each(stores)("P2 on %s: kill -9 while entities persist", (_name, makeSt
     await new Promise((r) => setTimeout(r, 4_000));
     const restarted = startDemoNode(c, 1);
     await waitUp([restarted]);
+    // Wait until no deposit ask is in flight (each times out after 5 s).
     let load = await cmd(n0, { cmd: "stop-load" });
-    for (let i = 0; i < 10; i++) {
-      await new Promise((r) => setTimeout(r, 1_000));
-      const now = await cmd(n0, { cmd: "load-stats" });
-      const settled =
-        Number(now.completed) + Number(now.failed) === Number(load.completed) + Number(load.failed);
-      load = now;
-      if (settled) break;
+    for (let i = 0; i < 40 && Number(load.inFlight) > 0; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      load = await cmd(n0, { cmd: "load-stats" });
     }
+    expect(Number(load.inFlight)).toBe(0);
     const acked = (await cmd(n0, { cmd: "acked" })).acked as Record<string, number>;
     const ackedTotal = Object.values(acked).reduce((s, n) => s + n, 0);
     expect(ackedTotal).toBe(Number(load.completed));

@@ -11,7 +11,8 @@ import type { Lease } from "../../src/ports/lease.js";
 import { createNodeRuntime } from "../../src/runtime/node/index.js";
 
 const runtime = createNodeRuntime({ logLevel: "off" });
-const timings = { ttlMs: 400, heartbeatIntervalMs: 100 };
+/** Renewals every 200 ms, 6 per ttl: a loaded machine (or database) may delay a few. */
+const timings = { ttlMs: 1_200, heartbeatIntervalMs: 200 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Backend {

@@ -103,8 +103,12 @@ class FaultyCluster {
 }
 
 // seed 6: shards of a downed minority restarted on the survivors while the minority, kept
-// unstable by pauses, still ran them (fixed: the shard removal margin); keep it here
-describe.each(simSeeds([1, 2, 3, 4, 5, 6]))("sharding under random faults (seed %i)", (seed) => {
+// unstable by pauses, still ran them (fixed: the shard removal margin); keep it here.
+// seeds 292, 419, 464: split brains of the SBR (a side downed nodes of the other on a
+// stale view, and down members' records looked like indirect connections; fixed in
+// src/core/downing, see test/core/scripts/sbr-keep-majority.txt); keep them too
+const SEEDS = [1, 2, 3, 4, 5, 6, 292, 419, 464];
+describe.each(simSeeds(SEEDS))("sharding under random faults (seed %i)", (seed) => {
   it("S20: partitions, flaky links, kill -9, pauses and restarts: never two incarnations of an entity, never two homes of a shard", async () => {
     const { world, network, oracle } = simSharding(seed);
     const rnd = world.random;

@@ -6,9 +6,10 @@
  * - keep-majority: the side with more counted members (with the role) stays; on a tie
  *   the side holding the lowest-address counted member stays. Then re-checked with
  *   membership changes that may have happened on the other side during the partition
- *   (this side without leaving members, the other side with joining / weakly-up ones,
- *   tie broken by the lowest address counted on either side); if the re-check no
- *   longer keeps this side, down all. No counted member: down all.
+ *   (this side without leaving members, the other side with joining / weakly-up ones
+ *   and with unreachable members that are down but not removed yet, tie broken by the
+ *   lowest address counted on either side); if the re-check no longer keeps this side,
+ *   down all. No counted member: down all.
  * - static-quorum: more than 2 * quorumSize - 1 members (with the role; joining and
  *   weakly-up included, since they may be up on the other side): down all, both sides
  *   could reach the quorum. Else a side with >= quorumSize reachable counted members
@@ -25,7 +26,7 @@
  *   size check): those nodes go down, and the strategy is applied again to the rest.
  */
 
-import type { Member } from "../membership/member.js";
+import { hasRole, type Member } from "../membership/member.js";
 import { compareByAge, compareMembers } from "../membership/member-ordering.js";
 import type { SbrSettings } from "./sbr-settings.js";
 import {
@@ -119,10 +120,13 @@ function majoritySide(ctx: SbrContext, role: string | undefined): Side | undefin
 /**
  * The re-check for membership changes made during the partition: this side counted as
  * small as possible (no joining, no leaving), the other side as large as possible
- * (joining and leaving included). The tie-breaker is the lowest address among the
- * members counted on EITHER side, so a member that may already be up on the other side
- * takes part in it (a tie-breaker among this side's view of up members only could keep
- * both sides running).
+ * (joining and leaving included, and unreachable members that are down but not yet
+ * removed: a node downed while cut off may not know it and still run on the other side,
+ * e.g. when an earlier decision was taken before a new partition was detected and
+ * counted part of the other side as this one). The tie-breaker is the lowest address
+ * among the members counted on EITHER side, so a member that may already be up on the
+ * other side takes part in it (a tie-breaker among this side's view of up members only
+ * could keep both sides running).
  */
 function majorityWithConcurrentChanges(
   ctx: SbrContext,
@@ -130,8 +134,11 @@ function majorityWithConcurrentChanges(
 ): Side | undefined {
   const mine = counted(ctx, { includingPossiblyUp: false, excludingPossiblyExiting: true }, role);
   const theirs = counted(ctx, { includingPossiblyUp: true, excludingPossiblyExiting: false }, role);
+  const downThere = ctx.all.filter(
+    (m) => m.status === "down" && (role === undefined || hasRole(m, role)),
+  );
   const here = mine.filter((m) => !isUnreachable(ctx, m));
-  const there = theirs.filter((m) => isUnreachable(ctx, m));
+  const there = [...theirs, ...downThere].filter((m) => isUnreachable(ctx, m));
   const lowest = [...here, ...there].sort(compareMembers)[0];
   if (lowest === undefined) return undefined;
   return majority(ctx, here.length, there.length, lowest);

@@ -15,7 +15,8 @@
  * - counted members (the sizes the strategies compare): not down, not exiting, not
  *   joining / weakly-up unless `includingPossiblyUp`, not leaving when
  *   `excludingPossiblyExiting`; restricted to the strategy's role if any;
- * - indirectly connected: nodes that are both an observer and a subject of
+ * - indirectly connected: among the records between downable members (a down or exiting
+ *   node's records are stale), nodes that are both an observer and a subject of
  *   unreachability (a cycle), and both ends of every record whose subject has seen the
  *   current gossip (it is unreachable yet still gets gossip through a third node).
  *   A clean partition or a crash produces neither.
@@ -169,13 +170,24 @@ export interface IndirectlyConnected {
   readonly all: ReadonlySet<string>;
 }
 
-/** Detects indirectly connected nodes from the records and the seen set. */
+/**
+ * Detects indirectly connected nodes from the records between downable members and the
+ * seen set. Records whose observer or subject is down or exiting are left out: a downed
+ * node's own observations are stale (it may be stopped, paused or cut off) and the others
+ * of course see it unreachable, so with them a clean partition that follows a downing
+ * would look like a cycle (b -> a(down) -> b) and each side would down the other's nodes
+ * as indirectly connected, leaving both running.
+ */
 export function indirectlyConnectedOf(ctx: SbrContext): IndirectlyConnected {
-  const observers = new Set(ctx.records.map((r) => key(r.observer)));
-  const subjects = new Set(ctx.records.map((r) => key(r.subject)));
+  const downable = downableKeys(ctx);
+  const records = ctx.records.filter(
+    (r) => downable.has(key(r.observer)) && downable.has(key(r.subject)),
+  );
+  const observers = new Set(records.map((r) => key(r.observer)));
+  const subjects = new Set(records.map((r) => key(r.subject)));
   const cycle = new Set([...observers].filter((k) => subjects.has(k)));
   const seenWhileUnreachable = new Set<string>();
-  for (const r of ctx.records) {
+  for (const r of records) {
     if (!ctx.seen.has(key(r.subject))) continue;
     seenWhileUnreachable.add(key(r.observer));
     seenWhileUnreachable.add(key(r.subject));

@@ -257,6 +257,39 @@ describe("split brain resolver safety (fast-check)", () => {
     );
   });
 
+  // S20 seed 292 (test/sharding/sharding-faults.sim.test.ts): side A took a decision just
+  // before a new partition was detected, counting some members of B as its own, and
+  // downed the others (D). B never learned it. With D down but not removed (the
+  // partition blocks convergence), A decides again once it sees all of B unreachable.
+  it("keep-majority stays safe when one side downed part of the other on a stale view", () => {
+    fc.assert(
+      fc.property(
+        scenarioArb(false, true),
+        fc.constantFrom(undefined, "r"),
+        fc.array(fc.boolean(), { minLength: 9, maxLength: 9 }),
+        (s, role, downedMask) => {
+          fc.pre(bothSidesNonEmpty(s));
+          const strategy: DowningStrategy = { type: "keep-majority", role };
+          // A's view: the members of B picked by the mask are down
+          const membersOfA = s.members.map((m, i) =>
+            s.sideA[i] === false && downedMask[i] === true
+              ? memberFrom({ ...m, status: "down" })
+              : m,
+          );
+          const keepsRunning = (inA: boolean) => {
+            const members = inA ? membersOfA : s.members;
+            const self = sideNodes(s, inA)[0] as UniqueAddress;
+            const outcome = decideDowning(strategy, viewOf(s, inA, self, members));
+            if (outcome.type !== "down") throw new Error(`expected a decision: ${outcome.type}`);
+            return !outcome.selfDowned;
+          };
+          expect(keepsRunning(true) && keepsRunning(false)).toBe(false);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
   it("decides nothing when every member is reachable", () => {
     fc.assert(
       fc.property(scenarioArb(false, true), strategyArb, (s, strategy) => {

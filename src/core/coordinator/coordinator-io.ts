@@ -95,6 +95,8 @@ export const CoordinatorTimer = {
   persistRetry: "persist-retry",
   /** The removal margin of a region on a removed member has passed. */
   regionRemoval: (region: RegionId): string => `region-removal:${region}`,
+  /** Regions recovery: the removal margin of members that left before registering passed. */
+  recoveryMargin: "recovery-margin",
 } as const;
 
 /** A timer key split into its kind and shard (undefined for an unknown key). */
@@ -102,10 +104,11 @@ export function parseCoordinatorTimer(
   key: string,
 ):
   | { readonly kind: "host-shard" | "hand-off"; readonly shard: ShardId }
-  | { readonly kind: "persist-retry" }
+  | { readonly kind: "persist-retry" | "recovery-margin" }
   | { readonly kind: "region-removal"; readonly region: RegionId }
   | undefined {
   if (key === CoordinatorTimer.persistRetry) return { kind: "persist-retry" };
+  if (key === CoordinatorTimer.recoveryMargin) return { kind: "recovery-margin" };
   const colon = key.indexOf(":");
   const kind = key.slice(0, colon);
   if (kind === "region-removal") return { kind, region: key.slice(colon + 1) };

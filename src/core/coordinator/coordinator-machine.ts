@@ -130,6 +130,10 @@ export class CoordinatorMachine {
   private readonly shuttingDown = new Set<RegionId>();
   /** HostShard sent, ShardStarted not yet received: shard -> owner. */
   private readonly hostPending = new Map<ShardId, RegionId>();
+  /** Regions recovery: members waited for at some point (see recoveryMarginHolds). */
+  private readonly recoveryUnreported = new Set<string>();
+  private recoveryMarginStarted = false;
+  private recoveryMarginPassed = false;
   /** Regions on removed members whose removal margin runs (their shards wait). */
   private readonly removalPending = new Set<RegionId>();
   /** Regions that registered with this coordinator incarnation (minNrOfMembers). */
@@ -393,6 +397,33 @@ export class CoordinatorMachine {
   }
 
   /** Members that may run shards but have neither a region nor a proxy registered. */
+  /**
+   * Regions recovery: a member that was waited for and then removed without registering
+   * may have run shards nobody reported; a downed one may still run them until it notices.
+   * Like a known region on a removed member (regionRemovalMarginMs), recovery completes
+   * only after the margin, so none of those shards starts elsewhere meanwhile.
+   */
+  private recoveryMarginHolds(): boolean {
+    const margin = this.settings.regionRemovalMarginMs;
+    if (margin === 0 || this.recoveryMarginPassed) return false;
+    const reported = new Set<string>();
+    for (const r of this.projected.regions().values()) reported.add(r.member);
+    for (const m of this.projected.proxies().values()) reported.add(m);
+    const vanished = [...this.recoveryUnreported].filter((m) => !reported.has(m));
+    if (vanished.length === 0) return false;
+    if (!this.recoveryMarginStarted) {
+      this.recoveryMarginStarted = true;
+      this.log(
+        "info",
+        "regions-recovery-margin",
+        `${vanished.length} member(s) left before registering; allocating in ${margin} ms`,
+        { members: vanished, regionRemovalMarginMs: margin },
+      );
+      this.startTimer(CoordinatorTimer.recoveryMargin, margin);
+    }
+    return true;
+  }
+
   private unreportedMembers(): string[] {
     const reported = new Set<string>();
     for (const r of this.projected.regions().values()) reported.add(r.member);
@@ -405,7 +436,10 @@ export class CoordinatorMachine {
 
   private maybeCompleteRecovery(): void {
     if (!this.recovering || !this.membership.known) return;
-    if (this.unreportedMembers().length > 0) return;
+    const unreported = this.unreportedMembers();
+    for (const m of unreported) this.recoveryUnreported.add(m);
+    if (unreported.length > 0) return;
+    if (this.recoveryMarginHolds()) return;
     this.recovering = false;
     this.log("info", "regions-recovery-complete", "every member has registered or is gone", {
       shards: this.projected.shardCount,
@@ -635,6 +669,10 @@ export class CoordinatorMachine {
       case "region-removal":
         if (this.removalPending.delete(t.region))
           this.terminateRegion(t.region, "member removed (removal margin passed)");
+        return;
+      case "recovery-margin":
+        this.recoveryMarginPassed = true;
+        this.maybeCompleteRecovery();
         return;
     }
   }

@@ -97,3 +97,18 @@ export function serveCommands(
     })
     .on("close", onClose);
 }
+
+let exiting = false;
+
+/** Runs `work` once (later calls are ignored), then exits 0, or 1 if it failed. */
+export function exitAfter(work: () => Promise<unknown>): void {
+  if (exiting) return;
+  exiting = true;
+  work().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`exit failed: ${String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

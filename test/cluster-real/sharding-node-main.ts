@@ -57,6 +57,7 @@ import {
   clusterStateReply,
   emit,
   emitClusterEvents,
+  exitAfter,
   serveCommands,
 } from "./child-io.js";
 import {
@@ -313,19 +314,6 @@ async function getReport(
       await new Promise((r) => setTimeout(r, GET_RETRY_PAUSE_MS));
     }
   }
-}
-
-let exiting = false;
-function exitAfter(work: () => Promise<unknown>): void {
-  if (exiting) return;
-  exiting = true;
-  work().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      process.stderr.write(`exit failed: ${String(error)}\n`);
-      process.exit(1);
-    },
-  );
 }
 
 async function handle(c: Command): Promise<Record<string, unknown>> {

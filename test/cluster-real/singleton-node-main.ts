@@ -25,7 +25,7 @@
 import { type ActorRef, ask, Behaviors } from "../../src/actor/index.js";
 import { ClusterNode } from "../../src/api/index.js";
 import { ClusterSingleton } from "../../src/cluster/singleton/index.js";
-import { type Command, serveCommands } from "./child-io.js";
+import { type Command, exitAfter, serveCommands } from "./child-io.js";
 import {
   FAST_CLUSTER_SETTINGS,
   FAST_FAILURE_DETECTOR,
@@ -94,19 +94,6 @@ const proxy = ClusterSingleton.init<ProbeMsg>(node, {
   behavior: probe,
   stopMessage: { type: "stop" },
 });
-
-let exiting = false;
-function exitAfter(work: () => Promise<unknown>): void {
-  if (exiting) return;
-  exiting = true;
-  work().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      process.stderr.write(`exit failed: ${String(error)}\n`);
-      process.exit(1);
-    },
-  );
-}
 
 async function handle(c: Command): Promise<Record<string, unknown>> {
   switch (c.cmd) {

@@ -25,9 +25,11 @@ import {
   isCoordinatorEvent,
 } from "../../protocol/sharding.js";
 import {
+  compactShardingData,
   coordinatorPersistenceId,
   decodeShardingData,
   encodeShardingData,
+  replayShardingEvents,
 } from "./sharding-store-codec.js";
 
 /** What a coordinator recovers from. */
@@ -46,9 +48,6 @@ export interface CoordinatorStore {
   /** Saves `snapshot`, which covers every event persisted so far; may compact older data. */
   saveSnapshot(snapshot: CoordinatorSnapshot): Promise<void>;
 }
-
-/** Events read per journal round trip while loading. */
-const LOAD_PAGE_EVENTS = 1_000;
 
 /** The CoordinatorStore on a Journal (and optionally a SnapshotStore). */
 export class JournalCoordinatorStore implements CoordinatorStore {
@@ -82,18 +81,13 @@ export class JournalCoordinatorStore implements CoordinatorStore {
             isCoordinatorSnapshot,
           );
     const highest = await this.journal.highestSequenceNr(pid);
-    const events: CoordinatorEvent[] = [];
-    let next = (stored?.sequenceNr ?? 0) + 1;
-    while (next <= highest) {
-      const page = await this.journal.read(pid, next, highest, LOAD_PAGE_EVENTS);
-      if (page.length === 0) break; // deleted up to a snapshot that is gone: nothing more
-      for (const pe of page) {
-        events.push(
-          decodeShardingData(pid, pe.sequenceNr, pe.serializerId, pe.bytes, isCoordinatorEvent),
-        );
-        next = pe.sequenceNr + 1;
-      }
-    }
+    const events = await replayShardingEvents(
+      this.journal,
+      pid,
+      stored?.sequenceNr ?? 0,
+      highest,
+      isCoordinatorEvent,
+    );
     this.seqNr = Math.max(highest, stored?.sequenceNr ?? 0);
     this.loaded = true;
     return snapshot === undefined ? { events } : { snapshot, events };
@@ -120,9 +114,7 @@ export class JournalCoordinatorStore implements CoordinatorStore {
       Math.floor(this.now()),
       encodeShardingData(snapshot),
     );
-    // The snapshot covers everything up to `at`: older events and snapshots are garbage.
-    await this.journal.deleteTo(this.persistenceId, at);
-    await this.snapshots.deleteUpTo(this.persistenceId, { maxSeqNr: at - 1 });
+    await compactShardingData(this.journal, this.snapshots, this.persistenceId, at);
   }
 }
 

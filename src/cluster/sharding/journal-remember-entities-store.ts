@@ -22,9 +22,11 @@ import {
 } from "../../ports/remember-entities-store.js";
 import type { SnapshotStore } from "../../ports/snapshot-store.js";
 import {
+  compactShardingData,
   decodeShardingData,
   encodeShardingData,
   rememberPersistenceId,
+  replayShardingEvents,
 } from "./sharding-store-codec.js";
 
 /** Settings of JournalRememberEntitiesStore. */
@@ -35,9 +37,6 @@ export interface JournalRememberEntitiesSettings {
 
 export const DEFAULT_JOURNAL_REMEMBER_ENTITIES_SETTINGS: JournalRememberEntitiesSettings =
   Object.freeze({ snapshotAfterEvents: 100 });
-
-/** Events read per journal round trip while loading a shard. */
-const LOAD_PAGE_EVENTS = 1_000;
 
 interface StoredBatch {
   readonly s: readonly string[];
@@ -81,17 +80,15 @@ export class JournalRememberEntitiesStore implements RememberEntitiesStore {
     if (batch.started.length === 0 && batch.stopped.length === 0) return;
     const pid = rememberPersistenceId(typeName, shardId);
     let log = this.logs.get(pid) ?? (await this.load(pid));
-    const event = { ...encodeShardingData({ s: batch.started, x: batch.stopped }) };
+    const event = encodeShardingData({ s: batch.started, x: batch.stopped });
+    const append = (at: ShardLog) =>
+      this.journal.append(pid, at.seqNr + 1, [{ ...event, timestampMs: Math.floor(this.now()) }]);
     try {
-      await this.journal.append(pid, log.seqNr + 1, [
-        { ...event, timestampMs: Math.floor(this.now()) },
-      ]);
+      await append(log);
     } catch (e) {
       if (!(e instanceof JournalConflictError)) throw e;
       log = await this.load(pid); // someone else wrote: catch up, then write again
-      await this.journal.append(pid, log.seqNr + 1, [
-        { ...event, timestampMs: Math.floor(this.now()) },
-      ]);
+      await append(log);
     }
     log.seqNr++;
     for (const id of batch.started) log.set.add(id);
@@ -109,8 +106,7 @@ export class JournalRememberEntitiesStore implements RememberEntitiesStore {
       encodeShardingData([...log.set].sort()),
     );
     log.sinceSnapshot = 0;
-    await this.journal.deleteTo(pid, at);
-    await this.snapshots.deleteUpTo(pid, { maxSeqNr: at - 1 });
+    await compactShardingData(this.journal, this.snapshots, pid, at);
   }
 
   private async load(pid: string): Promise<ShardLog> {
@@ -121,20 +117,19 @@ export class JournalRememberEntitiesStore implements RememberEntitiesStore {
         : decodeShardingData(pid, stored.sequenceNr, stored.serializerId, stored.bytes, isStrList),
     );
     const highest = await this.journal.highestSequenceNr(pid);
-    let next = (stored?.sequenceNr ?? 0) + 1;
-    let sinceSnapshot = 0;
-    while (next <= highest) {
-      const page = await this.journal.read(pid, next, highest, LOAD_PAGE_EVENTS);
-      if (page.length === 0) break;
-      for (const pe of page) {
-        const b = decodeShardingData(pid, pe.sequenceNr, pe.serializerId, pe.bytes, isBatch);
-        for (const id of b.s) set.add(id);
-        for (const id of b.x) set.delete(id);
-        next = pe.sequenceNr + 1;
-        sinceSnapshot++;
-      }
+    const batches = await replayShardingEvents(
+      this.journal,
+      pid,
+      stored?.sequenceNr ?? 0,
+      highest,
+      isBatch,
+    );
+    for (const b of batches) {
+      for (const id of b.s) set.add(id);
+      for (const id of b.x) set.delete(id);
     }
-    const log: ShardLog = { seqNr: Math.max(highest, stored?.sequenceNr ?? 0), set, sinceSnapshot };
+    const seqNr = Math.max(highest, stored?.sequenceNr ?? 0);
+    const log: ShardLog = { seqNr, set, sinceSnapshot: batches.length };
     this.logs.set(pid, log);
     return log;
   }

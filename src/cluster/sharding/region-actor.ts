@@ -9,11 +9,7 @@ import type { ActorRef } from "../../actor/actor-ref.js";
 import { ask } from "../../actor/ask.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
 import { RegionMachine } from "../../core/region/region-machine.js";
-import {
-  perShardActiveLimit,
-  type RegionSettings,
-  resolveRegionSettings,
-} from "../../core/region/region-settings.js";
+import { perShardActiveLimit, type RegionSettings } from "../../core/region/region-settings.js";
 import type { RegionInput, RegionOutput } from "../../core/region/region-types.js";
 import type { ShardSettings } from "../../core/shard/shard-settings.js";
 import type { Cluster } from "../membership/cluster.js";
@@ -119,7 +115,7 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
     const ids = new ActorIdRefs(options.remoting);
     const refOf = (id: string) => ids.refOf(id);
     const shardRefs = new Map<string, ActorRef<ShardCommand>>();
-    const activeEntityLimit = resolveRegionSettings(options.settings).activeEntityLimit;
+    const { activeEntityLimit } = machine.settings;
     /** Gives every local shard its share of the region's active-entity limit. */
     const shareActiveLimit = () => {
       if (activeEntityLimit === 0) return;

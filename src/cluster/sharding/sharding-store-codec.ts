@@ -11,6 +11,8 @@
  * entity type names cannot contain `/`, so the two never collide.
  */
 import { ShardkitError } from "../../base/errors.js";
+import type { Journal } from "../../ports/journal.js";
+import type { SnapshotStore } from "../../ports/snapshot-store.js";
 import { createMsgpackSerializer } from "../../protocol/msgpack-serializer.js";
 
 /** Prefix of every persistenceId sharding writes. */
@@ -78,4 +80,43 @@ export function decodeShardingData<T>(
   if (!guard(value))
     throw new ShardingStoreCorruptError(persistenceId, sequenceNr, "unexpected shape");
   return value;
+}
+
+/** Events read per journal round trip while replaying. */
+const REPLAY_PAGE_EVENTS = 1_000;
+
+/**
+ * The events of `pid` after sequence number `after` up to `highest`, decoded and checked
+ * with `guard`, in order, read in pages.
+ * @throws ShardingStoreCorruptError on an event that does not decode.
+ */
+export async function replayShardingEvents<T>(
+  journal: Journal,
+  pid: string,
+  after: number,
+  highest: number,
+  guard: (v: unknown) => v is T,
+): Promise<T[]> {
+  const out: T[] = [];
+  let next = after + 1;
+  while (next <= highest) {
+    const page = await journal.read(pid, next, highest, REPLAY_PAGE_EVENTS);
+    if (page.length === 0) break; // deleted up to a snapshot that is gone: nothing more
+    for (const pe of page) {
+      out.push(decodeShardingData(pid, pe.sequenceNr, pe.serializerId, pe.bytes, guard));
+      next = pe.sequenceNr + 1;
+    }
+  }
+  return out;
+}
+
+/** A snapshot at `at` covers everything before: drops the older events and snapshots. */
+export async function compactShardingData(
+  journal: Journal,
+  snapshots: SnapshotStore,
+  pid: string,
+  at: number,
+): Promise<void> {
+  await journal.deleteTo(pid, at);
+  await snapshots.deleteUpTo(pid, { maxSeqNr: at - 1 });
 }

@@ -130,7 +130,7 @@ export class CoordinatorMachine {
   private readonly shuttingDown = new Set<RegionId>();
   /** HostShard sent, ShardStarted not yet received: shard -> owner. */
   private readonly hostPending = new Map<ShardId, RegionId>();
-  /** Regions recovery: members waited for at some point (see recoveryMarginHolds). */
+  /** Regions recovery: down or unreachable members waited for (see recoveryMarginHolds). */
   private readonly recoveryUnreported = new Set<string>();
   private recoveryMarginStarted = false;
   private recoveryMarginPassed = false;
@@ -398,8 +398,9 @@ export class CoordinatorMachine {
 
   /** Members that may run shards but have neither a region nor a proxy registered. */
   /**
-   * Regions recovery: a member that was waited for and then removed without registering
-   * may have run shards nobody reported; a downed one may still run them until it notices.
+   * Regions recovery: a member that was waited for while down or unreachable and then
+   * removed without registering may have run shards nobody reported, and may still run
+   * them until it notices it was downed.
    * Like a known region on a removed member (regionRemovalMarginMs), recovery completes
    * only after the margin, so none of those shards starts elsewhere meanwhile.
    */
@@ -437,7 +438,13 @@ export class CoordinatorMachine {
   private maybeCompleteRecovery(): void {
     if (!this.recovering || !this.membership.known) return;
     const unreported = this.unreportedMembers();
-    for (const m of unreported) this.recoveryUnreported.add(m);
+    for (const m of unreported) {
+      // a member leaving gracefully hands its shards off first; a downed or unreachable
+      // one may still run them
+      const info = this.membership.get(m);
+      if (info !== undefined && (info.status === "down" || !info.reachable))
+        this.recoveryUnreported.add(m);
+    }
     if (unreported.length > 0) return;
     if (this.recoveryMarginHolds()) return;
     this.recovering = false;

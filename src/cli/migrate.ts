@@ -8,7 +8,8 @@
  * failures exit 1.
  */
 import { parseArgs } from "node:util";
-import pg from "pg";
+import type pg from "pg";
+import { importPeerDependency } from "../persistence/peer-dependency.js";
 import { DEFAULT_TABLE_PREFIX } from "../persistence/persistence-settings.js";
 import {
   migratePostgres,
@@ -118,7 +119,14 @@ export async function runMigrate(argv: readonly string[], io: CliIo): Promise<nu
 
 async function migrate(args: MigrateArgs, io: CliIo): Promise<number> {
   const where = redactUrl(args.url);
-  const pool = new pg.Pool({
+  let Pool: typeof pg.Pool;
+  try {
+    ({ Pool } = await importPeerDependency<typeof pg>("pg", "shardkit migrate"));
+  } catch (error) {
+    io.err(`shardkit migrate: ${oneLine(error)}`);
+    return EXIT_RUNTIME;
+  }
+  const pool = new Pool({
     connectionString: args.url,
     connectionTimeoutMillis: args.connectTimeoutMs,
     max: 1,

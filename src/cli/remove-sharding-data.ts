@@ -17,12 +17,12 @@
 import { existsSync } from "node:fs";
 import { connect } from "node:net";
 import { parseArgs } from "node:util";
-import Database from "better-sqlite3";
-import pg from "pg";
+import type pg from "pg";
 import {
   coordinatorPersistenceId,
   rememberPersistenceIdPrefix,
 } from "../cluster/sharding/sharding-store-codec.js";
+import { importPeerDependency } from "../persistence/peer-dependency.js";
 import type { PersistenceIdMatch, RemovedRows } from "../persistence/persistence-admin.js";
 import { DEFAULT_TABLE_PREFIX } from "../persistence/persistence-settings.js";
 import { deletePersistenceIdsPostgres } from "../persistence/postgres/postgres-admin.js";
@@ -217,14 +217,16 @@ async function remove(
 ): Promise<RemovedRows> {
   if (store.kind === "sqlite") {
     if (!existsSync(store.path)) throw new Error("no such database file");
-    const db = new Database(store.path, { fileMustExist: true, timeout: connectTimeoutMs });
+    const { openSqliteDatabase } = await import("../persistence/sqlite/sqlite-driver.js");
+    const db = openSqliteDatabase(store.path, { fileMustExist: true, timeout: connectTimeoutMs });
     try {
       return deletePersistenceIdsSqlite(db, sqliteTables(prefix), match);
     } finally {
       db.close();
     }
   }
-  const pool = new pg.Pool({
+  const { Pool } = await importPeerDependency<typeof pg>("pg", "a postgres:// store");
+  const pool = new Pool({
     connectionString: store.url,
     connectionTimeoutMillis: connectTimeoutMs,
     max: 1,

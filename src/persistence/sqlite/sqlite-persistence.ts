@@ -4,9 +4,10 @@
  * share the connection. `close()` drains the journal's pending appends, then closes the
  * file.
  */
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { ConfigError } from "../../base/errors.js";
 import type { JournalSettings, SnapshotSettings } from "../persistence-settings.js";
+import { openSqliteDatabase } from "./sqlite-driver.js";
 import { SqliteJournal } from "./sqlite-journal.js";
 import { migrateSqlite } from "./sqlite-schema.js";
 import { resolveSqliteSettings, type SqliteSettings } from "./sqlite-settings.js";
@@ -38,7 +39,7 @@ export function sqlitePersistence(options: SqlitePersistenceOptions): SqlitePers
   if (typeof path !== "string" || path.length === 0)
     throw new ConfigError("sqlite.path", path, 'a file path or ":memory:"');
   const settings = resolveSqliteSettings(rest);
-  const db = new Database(path, { timeout: settings.busyTimeoutMs });
+  const db = openSqliteDatabase(path, { timeout: settings.busyTimeoutMs });
   try {
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${settings.synchronous.toUpperCase()}`);

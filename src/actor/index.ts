@@ -31,6 +31,7 @@ export {
   type EventSourcedOptions,
   EventSourcedPersistError,
   EventSourcedRecoveryError,
+  EventValidationError,
   PERSISTENCE_ID_SEPARATOR,
   parsePersistenceId,
   persistenceIdOf,

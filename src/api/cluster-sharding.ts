@@ -14,6 +14,7 @@ import type { ActorRef } from "../actor/actor-ref.js";
 import { type AskOptions, ask } from "../actor/ask.js";
 import type { Behavior } from "../actor/behavior.js";
 import { ConfigError, ShardkitError } from "../base/errors.js";
+import { isStandardSchema, type Schema } from "../base/schema.js";
 import type { Cluster } from "../cluster/membership/cluster.js";
 import type { ShardAllocationStrategy } from "../cluster/sharding/async-strategy.js";
 import { coordinatorBehavior } from "../cluster/sharding/coordinator-actor.js";
@@ -53,6 +54,7 @@ import {
 import type { Journal } from "../ports/journal.js";
 import type { RememberEntitiesStore } from "../ports/remember-entities-store.js";
 import type { SnapshotStore } from "../ports/snapshot-store.js";
+import { validatingRef } from "./entity-schema.js";
 import {
   isStartEntity,
   type MessageExtractor,
@@ -63,18 +65,46 @@ import {
 /** Names an entity type and the type of its messages. */
 export interface EntityTypeKey<M> {
   readonly name: string;
+  /** The messages' schema, if the type has one (see EntityTypeKeyOptions). */
+  readonly schema?: Schema<M>;
+  /** Whether messages sent on this member are checked at the call site. */
+  readonly validateLocal?: boolean;
   /** Phantom: carries M; never set. */
   readonly __message?: M;
 }
 
-export function EntityTypeKey<M>(name: string): EntityTypeKey<M> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name))
-    throw new ShardkitError(
-      "CONFIG_INVALID",
-      `invalid entity type name "${name}": letters, digits, '_', '.', '-'`,
-      { name },
+/** Options of an entity type key. */
+export interface EntityTypeKeyOptions<M> {
+  /**
+   * A Standard Schema (zod, valibot, arktype, ...) the type's messages must satisfy.
+   * Messages from other members are checked before they reach the entity (an invalid one
+   * becomes a dead letter carrying the issues); see `validateLocal` for this member's.
+   */
+  readonly schema?: Schema<M>;
+  /**
+   * Check messages sent through this member's EntityRefs at the call site: an invalid
+   * `tell` throws MessageValidationError, an invalid `ask` rejects with it. Default true;
+   * turn it off on hot paths where the compiler's check is enough.
+   */
+  readonly validateLocal?: boolean;
+}
+
+export function EntityTypeKey<M>(
+  name: string,
+  options: EntityTypeKeyOptions<M> = {},
+): EntityTypeKey<M> {
+  if (typeof name !== "string" || !/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name))
+    throw new ConfigError(
+      "EntityTypeKey.name",
+      name,
+      "letters, digits, '_', '.', '-', starting with a letter or digit",
     );
-  return { name };
+  const { schema, validateLocal = true } = options;
+  if (schema !== undefined && !isStandardSchema(schema))
+    throw new ConfigError(`EntityTypeKey(${name}).schema`, schema, "a Standard Schema validator");
+  if (typeof validateLocal !== "boolean")
+    throw new ConfigError(`EntityTypeKey(${name}).validateLocal`, validateLocal, "a boolean");
+  return schema === undefined ? { name } : { name, schema, validateLocal };
 }
 
 /** What `createBehavior` receives for each entity. */
@@ -496,6 +526,13 @@ export class ClusterSharding {
 
   /** A ref to the entity `entityId` of `typeKey` (init the type on this node first). */
   entityRefFor<M>(typeKey: EntityTypeKey<M>, entityId: string): EntityRef<M> {
+    const ref = this.unvalidatedRefFor(typeKey, entityId);
+    return typeKey.schema !== undefined && typeKey.validateLocal !== false
+      ? validatingRef(typeKey, ref)
+      : ref;
+  }
+
+  private unvalidatedRefFor<M>(typeKey: EntityTypeKey<M>, entityId: string): EntityRef<M> {
     const entry = this.entry(typeKey as EntityTypeKey<unknown>);
     // The region would route the envelope to exactly this shard: compute it once.
     if (entry.preRouted)

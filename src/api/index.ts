@@ -1,3 +1,4 @@
+export { AsyncSchemaError, type Schema, type SchemaIssue } from "../base/schema.js";
 export type { ShardAllocationStrategy } from "../cluster/sharding/async-strategy.js";
 export type { ShardingLifecycleListener } from "../cluster/sharding/sharding-lifecycle.js";
 export type {
@@ -11,6 +12,13 @@ export {
   leastShardStrategy,
   thresholdStrategy,
 } from "../core/coordinator/coordinator-strategy.js";
+export { MissingPeerDependencyError } from "../persistence/peer-dependency.js";
+export {
+  type EvolutionSpec,
+  ManifestVersionError,
+  UnknownManifestError,
+  type Upcaster,
+} from "../protocol/evolution.js";
 export { ClusterNode, type ClusterNodeOptions } from "./cluster-node.js";
 export {
   type ClassicShardingOptions,
@@ -20,12 +28,20 @@ export {
   type EntityLocation,
   type EntityRef,
   EntityTypeKey,
+  type EntityTypeKeyOptions,
   type ShardedEntityOptions,
   type ShardingStoreOptions,
   type ShardRegionState,
   type StateStoreMode,
 } from "./cluster-sharding.js";
-export { CodecMismatchError, msgpackCodec } from "./codecs.js";
+export {
+  CodecMismatchError,
+  MANIFEST_CODEC_SERIALIZER_ID,
+  type ManifestCodecOptions,
+  manifestCodec,
+  msgpackCodec,
+} from "./codecs.js";
+export { MessageValidationError } from "./entity-schema.js";
 export {
   type EntityId,
   envelopeExtractor,

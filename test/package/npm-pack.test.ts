@@ -90,7 +90,8 @@ describe("the npm package", () => {
 
   it("pins msgpackr exactly and keeps the database drivers optional peers", () => {
     expect(pkg.dependencies.msgpackr).toMatch(/^\d+\.\d+\.\d+$/);
-    expect(Object.keys(pkg.dependencies)).toEqual(["msgpackr"]);
+    // msgpackr, plus the Standard Schema types (no runtime code) that the API names.
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(["@standard-schema/spec", "msgpackr"]);
     for (const driver of ["better-sqlite3", "pg"]) {
       expect(pkg.peerDependencies[driver]).toBeDefined();
       expect(pkg.peerDependenciesMeta[driver]?.optional).toBe(true);

@@ -1,5 +1,6 @@
 /** Typed failures of event-sourced entities. */
 import { ShardkitError } from "../../base/errors.js";
+import { formatIssues, type SchemaIssue } from "../../base/schema.js";
 
 /** Recovery (snapshot load, journal replay, decoding or an event handler) failed. */
 export class EventSourcedRecoveryError extends ShardkitError {
@@ -34,5 +35,22 @@ export class EventSourcedPersistError extends ShardkitError {
     this.persistenceId = persistenceId;
     this.seqNr = seqNr;
     this.cause = cause;
+  }
+}
+
+/** A recovered event does not satisfy the behaviour's `eventSchema`. */
+export class EventValidationError extends ShardkitError {
+  readonly persistenceId: string;
+  readonly sequenceNr: number;
+  readonly issues: readonly SchemaIssue[];
+  constructor(persistenceId: string, sequenceNr: number, issues: readonly SchemaIssue[]) {
+    super(
+      "EVENT_INVALID",
+      `event ${sequenceNr} of ${persistenceId} does not match the event schema: ${formatIssues(issues)}`,
+      { persistenceId, sequenceNr, issues },
+    );
+    this.persistenceId = persistenceId;
+    this.sequenceNr = sequenceNr;
+    this.issues = issues;
   }
 }

@@ -27,13 +27,18 @@
  * custom code run from side effects).
  */
 import { ConfigError, StashOverflowError } from "../../base/errors.js";
+import { type Schema, validateSync } from "../../base/schema.js";
 import { type Journal, JournalConflictError, type JournalEvent } from "../../ports/journal.js";
 import type { SnapshotStore } from "../../ports/snapshot-store.js";
 import type { ActorContext } from "../actor-context.js";
 import { type Behavior, Behaviors } from "../behavior.js";
 import { type BackoffOptions, SupervisorStrategy } from "../supervision.js";
 import type { Effect } from "./effect.js";
-import { EventSourcedPersistError, EventSourcedRecoveryError } from "./errors.js";
+import {
+  EventSourcedPersistError,
+  EventSourcedRecoveryError,
+  EventValidationError,
+} from "./errors.js";
 
 /** Turns events (or snapshots) into the `{ serializerId, bytes }` the stores keep, and back. */
 export interface EventCodec<T> {
@@ -54,6 +59,12 @@ export interface EventSourcedOptions<C, E, S> {
   readonly eventHandler: (state: S, event: E) => S;
   readonly journal: Journal;
   readonly eventCodec: EventCodec<E>;
+  /**
+   * A Standard Schema (zod, valibot, ...) every recovered event must satisfy; its output
+   * is what the event handler sees. A mismatch fails recovery with EventValidationError,
+   * naming the persistenceId and the sequence number. Default: no check.
+   */
+  readonly eventSchema?: Schema<E>;
   /** Snapshot store; used (for recovery and saving) only together with `snapshotCodec`. */
   readonly snapshots?: SnapshotStore;
   readonly snapshotCodec?: SnapshotCodec<S>;
@@ -341,6 +352,13 @@ function incarnation<C, E, S>(
   });
 }
 
+function checkEvent<C, E, S>(o: EventSourcedOptions<C, E, S>, seqNr: number, event: E): E {
+  if (o.eventSchema === undefined) return event;
+  const r = validateSync(o.eventSchema, event, `the events of ${o.persistenceId}`);
+  if (!r.ok) throw new EventValidationError(o.persistenceId, seqNr, r.issues);
+  return r.value;
+}
+
 /** Snapshot + replay, outside the actor; the result comes back as a message. */
 async function recover<C, E, S>(
   o: EventSourcedOptions<C, E, S>,
@@ -360,7 +378,8 @@ async function recover<C, E, S>(
     const batch = await o.journal.read(pid, next, highest);
     if (batch.length === 0) break;
     for (const pe of batch) {
-      state = o.eventHandler(state, o.eventCodec.decode(pe.serializerId, pe.bytes));
+      const decoded = o.eventCodec.decode(pe.serializerId, pe.bytes);
+      state = o.eventHandler(state, checkEvent(o, pe.sequenceNr, decoded));
       next = pe.sequenceNr + 1;
     }
   }

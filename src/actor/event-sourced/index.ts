@@ -1,5 +1,9 @@
 export { Effect, type EffectFactory, type SideEffect } from "./effect.js";
-export { EventSourcedPersistError, EventSourcedRecoveryError } from "./errors.js";
+export {
+  EventSourcedPersistError,
+  EventSourcedRecoveryError,
+  EventValidationError,
+} from "./errors.js";
 export {
   defaultEventSourcedBackoff,
   type EventCodec,

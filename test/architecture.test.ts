@@ -1,6 +1,6 @@
 /**
- * Enforces DESIGN.md §1 (dependency direction between layers) and §2 (the determinism
- * boundary) by reading every import and every use of ambient time, timers, randomness
+ * Enforces docs/architecture.md ("Dependency rules": the direction between layers, no cycles;
+ * "The determinism boundary") by reading every import and every use of ambient time, timers, randomness
  * and `process` in src/. A violation fails `npm test`.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -94,7 +94,7 @@ describe("architecture", () => {
     expect(files.length).toBeGreaterThan(5);
   });
 
-  it("imports flow one way between layers (DESIGN.md §1)", () => {
+  it("imports flow one way between layers (docs/architecture.md, Dependency rules)", () => {
     const violations: string[] = [];
     for (const file of files) {
       const from = layerOf(file);
@@ -125,7 +125,7 @@ describe("architecture", () => {
     expect(violations).toEqual([]);
   });
 
-  it("no ambient time, timers, randomness or process outside runtime/node (DESIGN.md §2)", () => {
+  it("no ambient time, timers, randomness or process outside runtime/node (docs/architecture.md, determinism boundary)", () => {
     const violations: string[] = [];
     for (const file of files) {
       const rel = relative(SRC, file);

@@ -10,6 +10,7 @@ import { NodeClock } from "./node-clock.js";
 import { NodeRandom } from "./node-random.js";
 import { NodeScheduler } from "./node-scheduler.js";
 
+export { yieldToHost } from "../host/yield.js";
 export {
   ConsoleLogger,
   type ConsoleLoggerOptions,
@@ -41,7 +42,6 @@ export {
   type TcpTransportOptions,
 } from "./tcp-transport-options.js";
 export type { PemInput, TcpTransportTlsOptions } from "./tls-options.js";
-export { yieldToHost } from "./yield.js";
 
 /** Options of {@link createNodeRuntime}. */
 export interface NodeRuntimeOptions {

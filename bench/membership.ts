@@ -1,5 +1,5 @@
 /**
- * Membership benchmarks in the simulator (virtual time, seeded; SCENARIOS M10). Every
+ * Membership benchmarks in the simulator (virtual time, seeded; scenario M10 in docs/scenarios.md). Every
  * figure is virtual time or simulated wire bytes, so it does not depend on this machine;
  * only the `wall` rows do.
  *

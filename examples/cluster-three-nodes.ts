@@ -3,7 +3,8 @@
  * through seed nodes, agree on the members and the leader, then one leaves gracefully.
  * `npx tsx examples/cluster-three-nodes.ts [--base-port 25520]`
  */
-import { ActorSystem, Cluster, Remoting } from "../src/index.js";
+import { ActorSystem } from "../src/index.js";
+import { Cluster, Remoting } from "../src/internal.js";
 import { createNodeRuntime, TcpTransport } from "../src/runtime/node/index.js";
 
 const i = process.argv.indexOf("--base-port");

@@ -1,43 +1,155 @@
 /**
- * shardkit: cluster sharding for Node.js. This entry point exports the public API that
- * exists so far: the actor core, settings, typed errors and the real runtime.
- * Subpaths: `shardkit/testing` (simulator and test helpers), `shardkit/node` (the real
- * runtime's ports), `shardkit/sim` (the deterministic simulator), `shardkit/sqlite` and
- * `shardkit/postgres` (the persistence plugins).
+ * shardkit: cluster sharding for Node.js. This entry point is the public API: what an
+ * application needs to run actors, a cluster node, sharded entities and singletons,
+ * persistence, and to handle shardkit's typed errors. Each name is exported once;
+ * `test/api/api-surface.test.ts` snapshots the list, so a change here is a visible diff.
+ *
+ * Other entry points: `shardkit/internal` (the building blocks the facade is made of, no
+ * compatibility promise), `shardkit/testing` (simulator and test helpers),
+ * `shardkit/node` (the real runtime's ports), `shardkit/sim` (the deterministic
+ * simulator), `shardkit/sqlite` and `shardkit/postgres` (the persistence plugins).
+ * See docs/architecture.md, "Public API".
  */
-export * from "./actor/index.js";
-export * from "./api/index.js";
+
+// Actors
+export { DeathPactError, NotAChildError } from "./actor/actor-cell.js";
+export { ActorPath } from "./actor/actor-path.js";
+export { type ActorRef, PoisonPill } from "./actor/actor-ref.js";
+export { ActorSystem, type ActorSystemOptions } from "./actor/actor-system.js";
+export { type AskOptions, AskRejectedError, ask } from "./actor/ask.js";
+export {
+  AbstractBehavior,
+  type ActorContext,
+  type ActorSystemStats,
+  type ActorSystemView,
+  type Behavior,
+  type BehaviorResult,
+  Behaviors,
+  type HandlerResult,
+  type MessageHandler,
+  type SignalHandler,
+  type StashBuffer,
+  type TimerScheduler,
+} from "./actor/behavior.js";
+// Event sourcing
+export {
+  defaultEventSourcedBackoff,
+  Effect,
+  type EffectFactory,
+  type EventCodec,
+  EventSourcedBehavior,
+  type EventSourcedOptions,
+  EventSourcedPersistError,
+  EventSourcedRecoveryError,
+  EventValidationError,
+  PERSISTENCE_ID_SEPARATOR,
+  parsePersistenceId,
+  persistenceIdOf,
+  type SideEffect,
+  type SnapshotCodec,
+} from "./actor/event-sourced/index.js";
+export type {
+  ActorFailed,
+  AnyEvent,
+  DeadLetter,
+  DeadLetterReason,
+  EventOf,
+  EventStream,
+  SystemEvent,
+  UnhandledMessage,
+} from "./actor/event-stream.js";
+// At-least-once delivery
+export {
+  type DeliverFn,
+  type Delivery,
+  OUTBOX_SNAPSHOT_AFTER_DEFAULT,
+  Outbox,
+  type OutboxAccepted,
+  type OutboxCommand,
+  type OutboxConfirm,
+  type OutboxGetStatus,
+  type OutboxOptions,
+  type OutboxRejected,
+  type OutboxSend,
+  type OutboxSendReply,
+  type OutboxStatus,
+  type OutboxUnconfirmedWarning,
+} from "./actor/outbox/outbox.js";
+export {
+  defaultOutboxSettings,
+  type OutboxSettings,
+  outboxSettings,
+} from "./actor/outbox/outbox-settings.js";
+export type { OutboxEntry, OutboxEvent, OutboxSnapshot } from "./actor/outbox/outbox-state.js";
+export type { Props } from "./actor/props.js";
+export { type ActorSettings, actorSettings, defaultActorSettings } from "./actor/settings.js";
+export type { Signal } from "./actor/signals.js";
+export { type BackoffOptions, SupervisorStrategy } from "./actor/supervision.js";
+
+// Cluster node, sharding, singleton
+export { ClusterNode, type ClusterNodeOptions } from "./api/cluster-node.js";
+export {
+  type ClassicShardingOptions,
+  ClusterSharding,
+  type ClusterShardingStats,
+  type EntityCreationContext,
+  type EntityLocation,
+  type EntityRef,
+  EntityTypeKey,
+  type EntityTypeKeyOptions,
+  type ShardedEntityOptions,
+  type ShardingStoreOptions,
+  type ShardRegionState,
+  type StateStoreMode,
+} from "./api/cluster-sharding.js";
+export {
+  CodecMismatchError,
+  MANIFEST_CODEC_SERIALIZER_ID,
+  type ManifestCodecOptions,
+  manifestCodec,
+  msgpackCodec,
+} from "./api/codecs.js";
+export { MessageValidationError } from "./api/entity-schema.js";
+export {
+  type EntityId,
+  envelopeExtractor,
+  type HashCodeExtractorOptions,
+  HashCodeMessageExtractor,
+  isStartEntity,
+  type MessageExtractor,
+  type ShardId,
+  type ShardIdAlgorithm,
+  ShardingEnvelope,
+  StartEntity,
+} from "./api/message-extractor.js";
+// Runtime ports and the real runtime
 export type { Disposable } from "./base/disposable.js";
-export { TransportError } from "./base/errors.js";
+// Errors: every error shardkit throws is a ShardkitError with a stable `code`
 export {
-  Cluster,
-  type ClusterEventHandler,
-  type ClusterOptions,
-  type ClusterState,
-} from "./cluster/membership/index.js";
+  AbortError,
+  AskTimeoutError,
+  ConfigError,
+  InvalidActorNameError,
+  ShardkitError,
+  StashOverflowError,
+  SystemTerminatedError,
+  TransportError,
+} from "./base/errors.js";
+// Schemas and evolution (docs/evolution.md)
+export { AsyncSchemaError, type Schema, type SchemaIssue } from "./base/schema.js";
+export type { ClusterEventHandler, ClusterState } from "./cluster/membership/cluster.js";
+// Settings
+export type { RemotingSettings, RemotingStats } from "./cluster/remoting/index.js";
+export type { ShardAllocationStrategy } from "./cluster/sharding/async-strategy.js";
+export type { ShardingLifecycleListener } from "./cluster/sharding/sharding-lifecycle.js";
+export { ShardingStoreCorruptError } from "./cluster/sharding/sharding-store-codec.js";
+// Coordinated shutdown
 export {
-  RemoteActorRef,
-  Remoting,
-  type RemotingOptions,
-  type RemotingSettings,
-  type RemotingStats,
-} from "./cluster/remoting/index.js";
-export {
-  type CoordinatorRecoveryData,
-  type CoordinatorStore,
-  JournalCoordinatorStore,
-} from "./cluster/sharding/coordinator-store.js";
-export {
-  type JournalRememberEntitiesSettings,
-  JournalRememberEntitiesStore,
-} from "./cluster/sharding/journal-remember-entities-store.js";
-export {
-  coordinatorPersistenceId,
-  rememberPersistenceId,
-  SHARDING_PERSISTENCE_ID_PREFIX,
-  ShardingStoreCorruptError,
-} from "./cluster/sharding/sharding-store-codec.js";
-export * from "./cluster/shutdown/index.js";
+  CoordinatedShutdown,
+  type CoordinatedShutdownOptions,
+  type ShutdownTask,
+  type ShutdownTaskContext,
+} from "./cluster/shutdown/coordinated-shutdown.js";
 export {
   ClusterSingleton,
   type ClusterSingletonOptions,
@@ -64,25 +176,56 @@ export type { ClusterEvent } from "./core/membership/cluster-events.js";
 export type { ClusterSettings } from "./core/membership/cluster-settings.js";
 export type { RegionSettings } from "./core/region/region-settings.js";
 export type { ShardSettings } from "./core/shard/shard-settings.js";
-export * from "./core/shutdown/index.js";
+export {
+  type ShutdownAbortCause,
+  ShutdownAbortedError,
+  ShutdownPhaseStartedError,
+  UnknownShutdownPhaseError,
+} from "./core/shutdown/shutdown-errors.js";
+export type { PlannedPhase, ShutdownStatus } from "./core/shutdown/shutdown-machine.js";
+export {
+  BUILT_IN_PHASE_NAMES,
+  type BuiltInShutdownPhase,
+  DEFAULT_PHASE_TIMEOUT_MS,
+  type PhaseDefinition,
+  type PhaseSettings,
+  ShutdownPhase,
+} from "./core/shutdown/shutdown-phases.js";
+export {
+  isKnownShutdownReason,
+  KNOWN_SHUTDOWN_REASONS,
+  type KnownShutdownReason,
+  type ShutdownReason,
+} from "./core/shutdown/shutdown-reason.js";
+export type {
+  PhaseOverride,
+  ShutdownSettings,
+  ShutdownSettingsOverrides,
+} from "./core/shutdown/shutdown-settings.js";
 export { MemoryJournal, type MemoryJournalOptions } from "./persistence/memory/memory-journal.js";
 export { MemoryLease, MemoryLeaseStore } from "./persistence/memory/memory-lease.js";
 export { MemoryRememberEntitiesStore } from "./persistence/memory/memory-remember-entities-store.js";
 export { MemorySnapshotStore } from "./persistence/memory/memory-snapshot-store.js";
+// Persistence ports and the in-memory plugins
+export { MissingPeerDependencyError } from "./persistence/peer-dependency.js";
 export type { Clock, Logger, LogLevel, Random, Runtime, Scheduler } from "./ports/index.js";
+export type { Journal, JournalEvent, PersistedEvent } from "./ports/journal.js";
 export {
-  type Journal,
   JournalConflictError,
-  type JournalEvent,
   JournalRejectedError,
-  type PersistedEvent,
   PersistenceStoreError,
 } from "./ports/journal.js";
 export type { Lease, LeaseProvider } from "./ports/lease.js";
-export {
-  InvalidRememberBatchError,
-  type RememberEntitiesStore,
-  type RememberEntitiesUpdate,
+export type {
+  RememberEntitiesStore,
+  RememberEntitiesUpdate,
 } from "./ports/remember-entities-store.js";
+export { InvalidRememberBatchError } from "./ports/remember-entities-store.js";
 export type { SnapshotPayload, SnapshotStore, StoredSnapshot } from "./ports/snapshot-store.js";
+export {
+  type EvolutionSpec,
+  ManifestVersionError,
+  UnknownManifestError,
+  type Upcaster,
+} from "./protocol/evolution.js";
 export { createNodeRuntime, type NodeRuntimeOptions } from "./runtime/node/index.js";

@@ -1,13 +1,20 @@
 /**
- * Enforces DESIGN.md §1 (dependency direction between layers) and §2 (the determinism
- * boundary) by reading every import and every use of ambient time, timers, randomness
- * and `process` in src/. A violation fails `npm test`.
+ * Enforces docs/architecture.md ("Dependency rules": the direction between layers, no
+ * import cycles; "The determinism boundary") by reading every import and every use of
+ * ambient time, timers, randomness and `process` in src/. A violation fails `npm test`.
+ *
+ * `runtime/host`, `runtime/node` and `runtime/sim` are separate layers: the simulator must
+ * not depend on the real runtime, nor the real runtime on the simulator. Type-only
+ * imports count for cycles too: a cycle of types still means the files cannot be read or
+ * moved apart.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const SRC = resolve(import.meta.dirname, "../src");
+
+const RUNTIMES = ["runtime/host", "runtime/node", "runtime/sim"];
 
 /** Which layers each layer may import (besides itself). */
 const ALLOWED: Record<string, readonly string[]> = {
@@ -17,8 +24,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   ports: ["base"],
   actor: ["base", "ports"],
   cluster: ["base", "protocol", "core", "ports", "actor"],
-  api: ["base", "protocol", "core", "ports", "actor", "cluster", "runtime", "persistence"],
-  runtime: ["base", "ports", "protocol"],
+  api: ["base", "protocol", "core", "ports", "actor", "cluster", ...RUNTIMES, "persistence"],
+  "runtime/host": [],
+  "runtime/node": ["base", "ports", "protocol", "runtime/host"],
+  "runtime/sim": ["base", "ports", "protocol", "runtime/host"],
   persistence: ["base", "ports", "protocol"],
   management: [
     "base",
@@ -28,7 +37,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "actor",
     "cluster",
     "api",
-    "runtime",
+    ...RUNTIMES,
     "persistence",
   ],
   cli: [
@@ -39,7 +48,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "actor",
     "cluster",
     "api",
-    "runtime",
+    ...RUNTIMES,
     "persistence",
     "management",
   ],
@@ -51,15 +60,26 @@ const ALLOWED: Record<string, readonly string[]> = {
     "actor",
     "cluster",
     "api",
-    "runtime",
+    ...RUNTIMES,
     "persistence",
   ],
-  root: ["base", "protocol", "core", "ports", "actor", "cluster", "api", "runtime", "persistence"],
+  root: [
+    "base",
+    "protocol",
+    "core",
+    "ports",
+    "actor",
+    "cluster",
+    "api",
+    ...RUNTIMES,
+    "persistence",
+  ],
 };
 
 /** Folders allowed to touch node:*, real time, timers, randomness and process. */
 const AMBIENT_OK = [
   "runtime/node/",
+  "runtime/host/",
   "management/",
   "cli/",
   "persistence/sqlite/",
@@ -78,7 +98,9 @@ function walk(dir: string): string[] {
 
 function layerOf(file: string): string {
   const rel = relative(SRC, file).split("/");
-  return rel.length === 1 ? "root" : (rel[0] as string);
+  if (rel.length === 1) return "root";
+  if (rel[0] === "runtime" && rel.length > 2) return `runtime/${rel[1]}`;
+  return rel[0] as string;
 }
 
 function stripComments(src: string): string {
@@ -86,15 +108,90 @@ function stripComments(src: string): string {
 }
 
 const files = walk(SRC);
+/** `import ... from "x"`, `export ... from "x"`, `import("x")` and bare `import "x"`. */
 const importRe =
-  /(?:import|export)\s[^'"]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+  /(?:import|export)\s[^'"]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g;
+
+/** Relative imports of each file in src/ (type-only included), as src-relative .ts paths. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const targets: string[] = [];
+    for (const m of stripComments(readFileSync(file, "utf8")).matchAll(importRe)) {
+      const spec = (m[1] ?? m[2] ?? m[3]) as string;
+      if (!spec.startsWith(".")) continue;
+      targets.push(relative(SRC, resolve(dirname(file), spec).replace(/\.js$/, ".ts")));
+    }
+    graph.set(relative(SRC, file), targets);
+  }
+  return graph;
+}
+
+/**
+ * One cycle per strongly connected component of `graph` with more than one file (or a
+ * file importing itself): the shortest chain from the component's first file (in sorted
+ * order) back to itself, e.g. ["a.ts", "b.ts", "a.ts"]. Tarjan's algorithm.
+ */
+function findCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v) as number);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop() as string;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) components.push(component);
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
+  return components.map((component) => {
+    const members = new Set(component);
+    const start = [...component].sort()[0] as string;
+    const previous = new Map<string, string>();
+    const queue = [start];
+    for (let i = 0; i < queue.length; i++) {
+      const v = queue[i] as string;
+      for (const w of graph.get(v) ?? []) {
+        if (!members.has(w)) continue;
+        if (w === start) {
+          const chain = [start];
+          for (let x: string | undefined = v; x !== undefined && x !== start; x = previous.get(x))
+            chain.push(x);
+          return [start, ...chain.slice(1).reverse(), start];
+        }
+        if (!previous.has(w) && w !== start) {
+          previous.set(w, v);
+          queue.push(w);
+        }
+      }
+    }
+    return [...component, component[0] as string];
+  });
+}
 
 describe("architecture", () => {
   it("finds the source tree", () => {
     expect(files.length).toBeGreaterThan(5);
   });
 
-  it("imports flow one way between layers (DESIGN.md §1)", () => {
+  it("imports flow one way between layers (docs/architecture.md, Dependency rules)", () => {
     const violations: string[] = [];
     for (const file of files) {
       const from = layerOf(file);
@@ -105,7 +202,7 @@ describe("architecture", () => {
         continue;
       }
       for (const m of stripComments(readFileSync(file, "utf8")).matchAll(importRe)) {
-        const spec = (m[1] ?? m[2]) as string;
+        const spec = (m[1] ?? m[2] ?? m[3]) as string;
         if (spec.startsWith("node:")) {
           if (!AMBIENT_OK.some((p) => rel.startsWith(p)))
             violations.push(`${rel}: imports ${spec} outside runtime/node and drivers`);
@@ -125,7 +222,7 @@ describe("architecture", () => {
     expect(violations).toEqual([]);
   });
 
-  it("no ambient time, timers, randomness or process outside runtime/node (DESIGN.md §2)", () => {
+  it("no ambient time, timers, randomness or process outside runtime/node (docs/architecture.md, determinism boundary)", () => {
     const violations: string[] = [];
     for (const file of files) {
       const rel = relative(SRC, file);
@@ -138,6 +235,40 @@ describe("architecture", () => {
         });
     }
     expect(violations).toEqual([]);
+  });
+
+  it("no import cycles in src/, type-only imports included (docs/architecture.md, Dependency rules)", () => {
+    const cycles = findCycles(importGraph()).map((chain) => chain.join(" -> "));
+    expect(cycles, `import cycles:\n${cycles.join("\n")}`).toEqual([]);
+  });
+
+  it("the cycle finder prints a cycle as a chain of files", () => {
+    const graph = new Map<string, string[]>([
+      ["a.ts", ["b.ts", "leaf.ts"]],
+      ["b.ts", ["c.ts"]],
+      ["c.ts", ["a.ts", "leaf.ts"]],
+      ["leaf.ts", []],
+      ["self.ts", ["self.ts"]],
+    ]);
+    expect(findCycles(graph).map((c) => c.join(" -> "))).toEqual([
+      "a.ts -> b.ts -> c.ts -> a.ts",
+      "self.ts -> self.ts",
+    ]);
+    expect(
+      findCycles(
+        new Map([
+          ["x.ts", ["y.ts"]],
+          ["y.ts", []],
+        ]),
+      ),
+    ).toEqual([]);
+  });
+
+  it("runtime/sim and runtime/node are separate layers", () => {
+    expect(layerOf(join(SRC, "runtime/sim/sim-world.ts"))).toBe("runtime/sim");
+    expect(layerOf(join(SRC, "runtime/node/index.ts"))).toBe("runtime/node");
+    expect(ALLOWED["runtime/sim"]).not.toContain("runtime/node");
+    expect(ALLOWED["runtime/node"]).not.toContain("runtime/sim");
   });
 
   it("the checker itself catches a violation", () => {

@@ -17,23 +17,28 @@
 import type { Disposable } from "../base/disposable.js";
 import { InvalidActorNameError, ShardkitError } from "../base/errors.js";
 import type { Logger } from "../ports/logger.js";
-import type { ActorContext, StashBuffer, TimerScheduler } from "./actor-context.js";
 import { ActorPath, validActorName } from "./actor-path.js";
 import { type ActorRef, PoisonPill } from "./actor-ref.js";
-import type { ActorSystem } from "./actor-system.js";
-import type { Behavior, HandlerResult } from "./behavior.js";
+import type {
+  ActorContext,
+  ActorSystemView,
+  Behavior,
+  HandlerResult,
+  StashBuffer,
+  TimerScheduler,
+} from "./behavior.js";
 import {
   InternalMessage,
   type InternalRef,
   isInternalRef,
   refKey,
   type SystemMessage,
+  type SystemServices,
 } from "./internal.js";
 import type { Props } from "./props.js";
 import { PostStop, type Signal } from "./signals.js";
 import { ActorStash } from "./stash.js";
 import { backoffDelayMs, type SupervisorStrategy } from "./supervision.js";
-import type { SystemCore } from "./system-core.js";
 import { ActorTimers, TimerFire } from "./timers.js";
 
 const SCHEDULED = 1;
@@ -139,7 +144,7 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
   private ext: CellExtras | null = null;
 
   constructor(
-    readonly core: SystemCore,
+    readonly core: SystemServices,
     readonly parent: ActorCell<unknown> | null,
     readonly name: string,
     readonly uid: number,
@@ -691,7 +696,7 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
     return this;
   }
 
-  get system(): ActorSystem {
+  get system(): ActorSystemView {
     return this.core.system;
   }
 

@@ -8,7 +8,7 @@ import type { Logger } from "../ports/logger.js";
 import type { Runtime } from "../ports/runtime.js";
 import { ActorCell, NotAChildError } from "./actor-cell.js";
 import type { ActorRef } from "./actor-ref.js";
-import type { Behavior } from "./behavior.js";
+import type { ActorSystemStats, ActorSystemView, Behavior } from "./behavior.js";
 import type { EventStream } from "./event-stream.js";
 import type { Props } from "./props.js";
 import { type ActorSettings, actorSettings } from "./settings.js";
@@ -21,15 +21,9 @@ export interface ActorSystemOptions {
   readonly settings?: Partial<ActorSettings>;
 }
 
-/** Counters of one actor system. */
-export interface ActorSystemStats {
-  readonly deadLetters: number;
-  readonly unhandled: number;
-  readonly failures: number;
-  readonly pendingAsks: number;
-}
+export type { ActorSystemStats };
 
-export class ActorSystem {
+export class ActorSystem implements ActorSystemView {
   /** @internal */
   readonly core: SystemCore;
 

@@ -20,8 +20,14 @@ import {
 } from "../base/errors.js";
 import { ActorPath } from "./actor-path.js";
 import type { ActorRef } from "./actor-ref.js";
-import { type InternalRef, isInternalRef, type SystemMessage } from "./internal.js";
-import type { SystemCore } from "./system-core.js";
+import {
+  type AskRegistrar,
+  type InternalRef,
+  isInternalRef,
+  type PendingAsk,
+  type SystemMessage,
+  type SystemServices,
+} from "./internal.js";
 
 export interface AskOptions {
   /** Reject with AskTimeoutError after this many ms (default: actor setting askTimeoutMs). */
@@ -78,12 +84,12 @@ export function ask<M, R, const X extends M = M>(
   });
 }
 
-export class AskRef<R> implements InternalRef<R> {
+export class AskRef<R> implements PendingAsk<R> {
   done = false;
   abortCleanup: Disposable | null = null;
 
   constructor(
-    readonly core: SystemCore,
+    readonly core: SystemServices,
     readonly id: number,
     readonly target: InternalRef,
     readonly timeoutMs: number,
@@ -133,14 +139,14 @@ interface DeadlineQueue {
   timer: Disposable | null;
 }
 
-export class AskRegistry {
+export class AskRegistry implements AskRegistrar {
   private readonly queues = new Map<number, DeadlineQueue>();
   /** Reply targets that left this process inside a message (remote asks), by name. */
   private readonly exportedRefs = new Map<string, AskRef<unknown>>();
   private pendingCount = 0;
   private idCounter = 0;
 
-  constructor(private readonly core: SystemCore) {}
+  constructor(private readonly core: SystemServices) {}
 
   get pending(): number {
     return this.pendingCount;

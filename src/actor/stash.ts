@@ -3,7 +3,7 @@
  * StashOverflowError inside the handler, which the actor's supervisor then handles.
  */
 import { StashOverflowError } from "../base/errors.js";
-import type { StashBuffer } from "./actor-context.js";
+import type { StashBuffer } from "./behavior.js";
 
 export interface StashHost {
   readonly pathString: string;

@@ -10,15 +10,14 @@ import type { Logger } from "../ports/logger.js";
 import type { Runtime } from "../ports/runtime.js";
 import { ActorCell } from "./actor-cell.js";
 import { ActorPath } from "./actor-path.js";
-import type { ActorSystem } from "./actor-system.js";
 import { AskRegistry } from "./ask.js";
-import { Behaviors } from "./behavior.js";
+import { type ActorSystemView, Behaviors } from "./behavior.js";
 import { Dispatcher } from "./dispatcher.js";
 import { type DeadLetterReason, EventStream } from "./event-stream.js";
-import type { InternalRef, SystemMessage } from "./internal.js";
+import type { InternalRef, SystemMessage, SystemServices } from "./internal.js";
 import type { ActorSettings } from "./settings.js";
 
-export class SystemCore {
+export class SystemCore implements SystemServices {
   readonly dispatcher: Dispatcher;
   readonly eventStream: EventStream;
   readonly log: Logger;
@@ -39,7 +38,7 @@ export class SystemCore {
   private readonly failureLimiter: RateLimiter;
   private resolveTerminated!: () => void;
   readonly whenTerminated: Promise<void>;
-  system!: ActorSystem;
+  system!: ActorSystemView;
 
   constructor(
     readonly name: string,
@@ -195,7 +194,7 @@ export class SystemCore {
     return this.whenTerminated;
   }
 
-  guardianTerminated(cell: ActorCell<unknown>): void {
+  guardianTerminated(cell: InternalRef): void {
     if (cell === (this.userGuardian as unknown)) {
       this.systemGuardian.sendSystem({ k: "stop" });
       return;

@@ -9,7 +9,7 @@ import type { Disposable } from "../base/disposable.js";
 import { ConfigError } from "../base/errors.js";
 import type { Clock } from "../ports/clock.js";
 import type { Scheduler } from "../ports/scheduler.js";
-import type { TimerScheduler } from "./actor-context.js";
+import type { TimerScheduler } from "./behavior.js";
 import { InternalMessage } from "./internal.js";
 
 type Mode = "single" | "delay" | "rate";

@@ -198,7 +198,7 @@ interface TypeStart {
   readonly proxyOnly?: boolean;
 }
 
-/** The classic `start` form (seed 000). */
+/** The classic `start` form (Akka style: a type name, an entity and a message extractor). */
 export interface ClassicShardingOptions<In, M> extends ShardingStoreOptions {
   readonly typeName: string;
   /** The behavior of one entity. */

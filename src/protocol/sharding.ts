@@ -1,5 +1,5 @@
 /**
- * The shard coordinator protocol (seeds 000, 001, 004; DESIGN.md §3 "Sharding"): the
+ * The shard coordinator protocol (docs/sharding-coordinator.md, "Protocol"): the
  * messages between shard regions (and proxies) and the coordinator singleton, and the
  * coordinator's persistent events and snapshot. Plain data only (discriminated unions on
  * `type`), so the same values travel through the codec, the journal and the simulator.

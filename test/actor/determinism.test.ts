@@ -1,5 +1,5 @@
 /**
- * The determinism requirement of DESIGN.md §2 on the actor core: a workload of 200 actors
+ * The determinism requirement of docs/architecture.md, "The determinism boundary", on the actor core: a workload of 200 actors
  * exchanging thousands of messages with random delays, timers and async handlers gives
  * the same trace hash for the same seed and a different delivery order for another seed.
  */

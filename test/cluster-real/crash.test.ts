@@ -1,5 +1,5 @@
 /**
- * SCENARIOS M5 (real): a member killed with SIGKILL is marked unreachable by the phi
+ * Scenario M5 (real; docs/scenarios.md): a member killed with SIGKILL is marked unreachable by the phi
  * failure detector, downed by the split brain resolver (keep-majority) once the
  * unreachable set was stable for stableAfterMs, then removed; the survivors converge.
  * Logs the time from the kill to each step, as the survivors' own clocks saw it.

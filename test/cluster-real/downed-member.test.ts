@@ -1,5 +1,5 @@
 /**
- * What happens to a member after the others downed and removed it (SCENARIOS M5, M7: "a
+ * What happens to a member after the others downed and removed it (scenarios M5, M7 in docs/scenarios.md: "a
  * member that sees itself downed or removed leaves and stops"; the cluster never talks
  * to a removed incarnation again).
  *

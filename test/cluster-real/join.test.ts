@@ -1,5 +1,5 @@
 /**
- * SCENARIOS M1 (real): seed nodes started at once form one cluster over real TCP between
+ * Scenario M1 (real; docs/scenarios.md): seed nodes started at once form one cluster over real TCP between
  * Node processes; a node that joins later is Joining, then Up, on every member.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * SCENARIOS M4 (real): a member that leaves goes Leaving -> Exiting -> Removed; every
+ * Scenario M4 (real; docs/scenarios.md): a member that leaves goes Leaving -> Exiting -> Removed; every
  * other member sees each step, in order; the leaving process stops by itself (exit code
  * 0). Also when the leaving member is the leader.
  */

@@ -1,5 +1,5 @@
 /**
- * SCENARIOS S1, S2, S3, S4, S15, S16 (real): sharded counters in three Node processes on
+ * Scenario S1, S2, S3, S4, S15, S16 (real; docs/scenarios.md): sharded counters in three Node processes on
  * 127.0.0.1 (sharding-node-main.ts), one cluster grown step by step; the steps run in
  * order and share it (teardown per file):
  *

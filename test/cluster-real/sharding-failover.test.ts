@@ -1,5 +1,5 @@
 /**
- * SCENARIOS S7 and S5 (real): sharded counters in three Node processes on 127.0.0.1
+ * Scenario S7 and S5 (real; docs/scenarios.md): sharded counters in three Node processes on 127.0.0.1
  * (sharding-node-main.ts); the two steps run in order on one cluster (teardown per file).
  *
  * - S7: A and B carry the shards (of 12) of 60 counters while both send one add to every counter

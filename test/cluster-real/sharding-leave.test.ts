@@ -1,5 +1,5 @@
 /**
- * SCENARIOS S8 and S9 (real): sharded counters in five Node processes on 127.0.0.1
+ * Scenario S8 and S9 (real; docs/scenarios.md): sharded counters in five Node processes on 127.0.0.1
  * (sharding-node-main.ts); the steps run in order on one cluster (teardown per file).
  * Rebalance is off, so shards move only because their region goes away. 100 counters;
  * C and D send one add to each every 100 ms while nodes go.

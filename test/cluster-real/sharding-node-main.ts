@@ -141,7 +141,7 @@ const selfHostPort = `127.0.0.1:${config.port}`;
 const firstType = config.types[0]?.name;
 if (firstType === undefined) throw new Error("no entity type configured");
 
-/** Warn and error records also become `log` events (SCENARIOS S16 looks for them). */
+/** Warn and error records also become `log` events (scenario S16 in docs/scenarios.md looks for them). */
 const logger = new ConsoleLogger({
   level: config.logLevel ?? "warn",
   format: "json",

@@ -1,5 +1,5 @@
 /**
- * SCENARIOS G1 and G2 (real): a cluster singleton in three Node processes on 127.0.0.1
+ * Scenario G1 and G2 (real; docs/scenarios.md): a cluster singleton in three Node processes on 127.0.0.1
  * (real TCP, fixed ports chosen here, FAST timings), each running
  * singleton-node-main.ts.
  *

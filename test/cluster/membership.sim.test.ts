@@ -1,5 +1,5 @@
 /**
- * Membership scenarios in the simulator (SCENARIOS M1, M2, M4, M5, M6, M7), each over
+ * Membership scenarios in the simulator (scenarios M1, M2, M4, M5, M6, M7 in docs/scenarios.md), each over
  * several seeds. A failure names its seed.
  */
 import { describe, expect, it } from "vitest";

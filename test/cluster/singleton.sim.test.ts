@@ -1,5 +1,5 @@
 /**
- * Cluster singleton scenarios in the simulator (SCENARIOS G1–G4) over several seeds,
+ * Cluster singleton scenarios in the simulator (scenarios G1–G4 in docs/scenarios.md) over several seeds,
  * with an oracle: never two instances alive at the same time.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * The determinism guarantee of DESIGN.md §2, tested on a workload built directly on the
+ * The determinism guarantee of docs/architecture.md, "The determinism boundary", tested on a workload built directly on the
  * ports: 50 workers with mailboxes and a dispatcher-like drain loop exchange 5 000
  * messages with random delays and random targets drawn from each node's Random, under
  * clock drift, with periodic timers and async handlers. Same seed => same trace hash

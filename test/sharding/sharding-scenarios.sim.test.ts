@@ -1,5 +1,5 @@
 /**
- * Sharding scenarios S13, S16–S19 in the simulator (docs/sharding.md; SCENARIOS.md,
+ * Sharding scenarios S13, S16–S19 in the simulator (docs/sharding.md; docs/scenarios.md,
  * section Sharding), each over several seeds, each checked by the registry oracle
  * (ShardingOracle): never two live incarnations of an entity, never two homes of a shard.
  * S20 (randomized faults) is in sharding-faults.sim.test.ts.

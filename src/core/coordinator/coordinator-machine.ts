@@ -1,5 +1,5 @@
 /**
- * The shard coordinator as a sans-IO state machine (seeds 000, 001, 004; DESIGN.md §3).
+ * The shard coordinator as a sans-IO state machine (docs/sharding-coordinator.md).
  * The driver (a cluster singleton actor) feeds inputs with the current time and performs
  * the outputs in order (coordinator-io.ts); the machine never waits and owns no timer.
  *

@@ -2,8 +2,8 @@
  * The coordinator's view of cluster membership, replaced wholesale by each `membership`
  * input, and the status rules the machine applies to it:
  *
- * - a NEW region registers only from a member that is Up (seed 000: sharding is not
- *   active on weakly-up members) and has the sharding role; a known region may
+ * - a NEW region registers only from a member that is Up (sharding is not
+ *   active on weakly-up members, as in Akka) and has the sharding role; a known region may
  *   re-register while its member is still alive (up .. exiting) so that it keeps a
  *   coordinator while leaving;
  * - a new shard goes only to a region whose member is Up and reachable;

@@ -1,5 +1,5 @@
 /**
- * Settings of the shard coordinator (one object, DESIGN.md §4 rule 2): every timeout,
+ * Settings of the shard coordinator (one object, docs/architecture.md, house rule 2): every timeout,
  * interval and limit with its unit in the name, a written-down default and validation
  * that names the key. `resolveCoordinatorSettings` is the only way the machine gets them.
  */

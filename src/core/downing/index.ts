@@ -1,5 +1,5 @@
 /**
- * Split Brain Resolver decision logic (sans-IO, DESIGN.md §1 core, §3 downing): the
+ * Split Brain Resolver decision logic (sans-IO, docs/architecture.md, "Split Brain Resolver"): the
  * strategies, the decision of which nodes to down, the stability timing, and their
  * settings. The driver (cluster/) feeds views, time and lease results and performs the
  * downing.

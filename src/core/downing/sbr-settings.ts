@@ -1,5 +1,5 @@
 /**
- * Settings of the Split Brain Resolver (DESIGN.md §3: downing is never automatic by
+ * Settings of the Split Brain Resolver (docs/architecture.md, "Split Brain Resolver": downing is never automatic by
  * timeout; the SBR decides). One validated object: the active strategy, how long the
  * unreachable set must be stable before deciding, the instability bound, and the
  * per-strategy parameters. A strategy that needs a parameter without default

@@ -1,6 +1,6 @@
 /**
  * Settings of the phi accrual failure detector, with defaults and validation
- * (DESIGN.md §3: threshold 8, acceptable pause 3 s, min std-dev 100 ms, window 1000).
+ * (docs/architecture.md, "Failure detection": threshold 8, acceptable pause 3 s, min std-dev 100 ms, window 1000).
  * Validated once when a detector is created, so a bad value fails at startup with a
  * ConfigError naming the key rather than silently skewing failure detection.
  */
@@ -24,7 +24,7 @@ export interface PhiAccrualSettings {
   readonly firstHeartbeatEstimateMs: number;
 }
 
-/** Defaults (DESIGN.md §3). */
+/** Defaults (docs/cluster.md, "Failure detection"). */
 export const DEFAULT_PHI_ACCRUAL_SETTINGS: PhiAccrualSettings = Object.freeze({
   threshold: 8,
   maxSampleSize: 1000,

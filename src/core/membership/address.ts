@@ -1,7 +1,7 @@
 /**
  * Address of an actor system on the network: `protocol://system@host:port`.
  *
- * Ordering (DESIGN.md §3, seed 002: "the first node in sorted order"): by host (UTF-16
+ * Ordering (docs/cluster.md: the leader is "the first node in sorted order"): by host (UTF-16
  * code unit order), then port (numeric, so 9000 < 10000). Protocol and system are the
  * same for every node of one cluster, so they only break ties that cannot occur inside a
  * cluster; shardkit still compares them last so that the order is total and consistent

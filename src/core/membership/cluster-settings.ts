@@ -1,7 +1,7 @@
 /**
  * Settings of cluster membership: gossip, leader actions, joining through seed nodes,
- * weakly-up, heartbeats and failure-detector monitoring (DESIGN.md §3, seed 002). One
- * object, defaulted and validated in one place (DESIGN.md §4 rule 2): every interval
+ * weakly-up, heartbeats and failure-detector monitoring (docs/cluster.md, "Settings"). One
+ * object, defaulted and validated in one place (docs/architecture.md, house rule 2): every interval
  * and timeout carries its unit in its name, and a bad value fails at startup with a
  * ConfigError naming the key.
  *
@@ -62,7 +62,7 @@ export interface ClusterSettings {
   readonly quarantineRemovedNodeAfterMs: number;
 }
 
-/** Defaults (seed 002; the gossip probability numbers as the seed describes them). */
+/** Defaults (docs/cluster.md, "Settings"; the gossip probabilities follow Akka's). */
 export const DEFAULT_CLUSTER_SETTINGS: ClusterSettings = Object.freeze({
   gossipIntervalMs: 1000,
   gossipTimeToLiveMs: 2000,

@@ -1,5 +1,5 @@
 /**
- * The decisions of the push-pull gossip protocol (seed 002, "Gossip Protocol"), as pure
+ * The decisions of the push-pull gossip protocol (docs/cluster.md, "Gossip and convergence"), as pure
  * functions of one node's membership view: whom to gossip with, what to do with a
  * received gossip or gossip status, and how many rounds to run per interval.
  *

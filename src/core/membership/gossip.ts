@@ -1,5 +1,5 @@
 /**
- * The gossiped cluster state (seed 002, "Gossip Protocol"): the member list, the overview
+ * The gossiped cluster state (docs/cluster.md, "Gossip and convergence"): the member list, the overview
  * (who has seen this version, the reachability table), the vector-clock version and the
  * tombstones of removed nodes. It is a CRDT-like value: `mergeGossip` reconciles two
  * concurrent versions monotonically (a status never moves back in merge precedence, a

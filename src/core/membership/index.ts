@@ -1,5 +1,5 @@
 /**
- * Cluster membership state model (sans-IO, DESIGN.md §1 core/membership): addresses and
+ * Cluster membership state model (sans-IO, docs/architecture.md, "Layers"): addresses and
  * node identity, members and their status machine, vector clocks, reachability, the
  * gossip value with its merge, and the per-node membership view (convergence, leader).
  * The gossip driver (cluster/) builds on these pure functions.

@@ -1,5 +1,5 @@
 /**
- * Joining a cluster (seed 002, "Seed Nodes" and "Membership Lifecycle"): the pure
+ * Joining a cluster (docs/cluster.md, "Joining"): the pure
  * handling of Join, Welcome and InitJoin on the node that receives them. The seed-node
  * conversation of the joining side is seed-join.ts.
  *
@@ -7,7 +7,7 @@
  * - Join is refused from another protocol or actor-system name, by a node that has not
  *   joined a cluster itself (unless it joins itself), by a down or exiting node, from an
  *   incarnation that was removed (tombstoned) or downed: a downed or removed incarnation
- *   never comes back (DESIGN.md §3).
+ *   never comes back (docs/cluster.md).
  * - Join from a NEW incarnation (other uid) of a host:port that is still a member: the
  *   old incarnation is marked terminated by self and downed; the leader removes it once
  *   it is unreachable, and the new incarnation is admitted when it retries after that.

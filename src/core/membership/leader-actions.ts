@@ -1,5 +1,5 @@
 /**
- * The leader's duties (seed 002, "Leader Actions" and "Membership Lifecycle"), as a pure
+ * The leader's duties (docs/cluster.md, "Gossip and convergence"), as a pure
  * function of one node's membership view. Run periodically by the driver; it acts only
  * when the self node is the leader of its data center.
  *

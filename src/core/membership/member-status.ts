@@ -1,5 +1,5 @@
 /**
- * Lifecycle status of a cluster member (DESIGN.md §3, seed 002). A member moves forward
+ * Lifecycle status of a cluster member (docs/cluster.md, "Members and their states"). A member moves forward
  * through these states and never back; "down" and "removed" are terminal for an
  * incarnation. Unreachability is a separate flag, not a status.
  *

@@ -1,10 +1,10 @@
 /**
- * The member status state machine: which status may follow which (seed 002, "State
- * Diagram for the Member States", extended with weakly-up and the coordinated-shutdown
+ * The member status state machine: which status may follow which (docs/cluster.md, "Members and
+ * their states", extended with weakly-up and the coordinated-shutdown
  * statuses preparing-for-shutdown / ready-for-shutdown).
  *
  * Invariants: removed is terminal; down leads only to removed (a downed incarnation
- * never comes back, DESIGN.md §3); nothing returns to joining or weakly-up. Setting the
+ * never comes back, docs/cluster.md); nothing returns to joining or weakly-up. Setting the
  * current status again is not a transition (it is a no-op, see `withStatus`).
  *
  * Why a table: the legal moves are data that tests enumerate exhaustively, and an

@@ -1,6 +1,6 @@
 /**
  * Reachability table: what each observer's failure detector says about each subject
- * (seed 002, "Failure Detection and Unreachability": unreachable is a flag beside the
+ * (docs/cluster.md, "Failure detection": unreachable is a flag beside the
  * member status, not a status).
  *
  * Every observer owns its rows: only the observer itself changes them, and each change

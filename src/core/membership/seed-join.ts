@@ -1,5 +1,5 @@
 /**
- * The joining side of the seed-node conversation (seed 002, "Seed Nodes"), as a small
+ * The joining side of the seed-node conversation (docs/cluster.md, "Joining"), as a small
  * state machine: inputs in, outputs (messages to send, timers to start) out. The driver
  * owns the timers and the network; it feeds a `timeout` input when a timer it started
  * fires, and performs the outputs in order.

@@ -1,6 +1,6 @@
 /**
  * Identity of one incarnation of a node: its Address plus a random `uid` chosen at
- * start-up (seed 002: "hostname:port:uid"). A restarted process on the same host:port
+ * start-up (docs/architecture.md, "Membership and gossip": host:port:uid). A restarted process on the same host:port
  * gets a new uid and is a different node, which is what lets the cluster refuse a downed
  * or removed incarnation forever.
  *

@@ -1,5 +1,5 @@
 /**
- * Vector clock: the version of the membership gossip (seed 002, "Vector Clocks").
+ * Vector clock: the version of the membership gossip (docs/cluster.md, "Gossip and convergence").
  *
  * A clock maps opaque node keys to positive counters; an absent key means 0. It is an
  * immutable value: every operation returns a new clock and never mutates its input.

@@ -1,5 +1,5 @@
 /**
- * The shard region and proxy (sans-IO, DESIGN.md §1 core, §3 sharding): registration with
+ * The shard region and proxy (sans-IO, docs/architecture.md, "Sharding"): registration with
  * the coordinator, shard-home cache, per-shard buffers, local shard start and hand-off,
  * graceful shutdown. The driver (cluster/) runs the shard actors, timers and transport.
  */

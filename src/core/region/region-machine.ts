@@ -1,12 +1,12 @@
 /**
- * The shard region (and proxy) as a sans-IO machine (seeds 000, 001; DESIGN.md §3): it
+ * The shard region (and proxy) as a sans-IO machine (docs/sharding-region.md): it
  * routes each message to the region that hosts its shard, buffering while the home is
  * unknown or moving, and runs the local side of HostShard and hand-off. `handle(input,
  * nowMs)` returns outputs as plain data; the driver (an actor in cluster/) performs them
  * in order, runs the timers and the local shard actors. Time is an input, timers are
  * outputs.
  *
- * Routing (seed 001 scenarios 1 and 2): a shard's home is asked of the coordinator once
+ * Routing (docs/sharding-region.md, "Routing"): a shard's home is asked of the coordinator once
  * (GetShardHome, again on each retry tick while unanswered); messages wait in a per-shard
  * buffer meanwhile. A home elsewhere gets them forwarded; a home here gets the local
  * shard started, and the messages follow once it is up. After that the coordinator is no

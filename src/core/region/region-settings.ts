@@ -1,6 +1,6 @@
 /**
  * Settings of a shard region or proxy (region-machine.ts). One validated object per
- * DESIGN.md §4 rule 2: every interval and bound has its unit in the name, a default and a
+ * docs/architecture.md, house rule 2: every interval and bound has its unit in the name, a default and a
  * range. `resolveRegionSettings` is the only way the machine gets them.
  */
 import { ConfigError } from "../../base/errors.js";

@@ -1,5 +1,5 @@
 /**
- * The shard (sans-IO, DESIGN.md §1 core, §3 sharding): the entity lifecycle inside one
+ * The shard (sans-IO, docs/architecture.md, "Sharding"): the entity lifecycle inside one
  * shard — creation on demand, passivation (manual, idle, active-entity limit), crash
  * handling, remember entities with batched store writes, entity recovery strategies and
  * hand-off. The driver (cluster/) runs the entity actors, timers and the store.

@@ -1,6 +1,6 @@
 /**
  * Settings of one shard (the entity lifecycle inside a shard, shard-machine.ts). One
- * validated object per DESIGN.md §4 rule 2: every interval and bound has its unit in the
+ * validated object per docs/architecture.md, house rule 2: every interval and bound has its unit in the
  * name, a default and a range.
  *
  * Automatic passivation (idle timeout, active-entity limit) is always off while

@@ -1,5 +1,5 @@
 /**
- * Coordinated shutdown, sans-IO (DESIGN.md §1 core): the phases as data, their settings,
+ * Coordinated shutdown, sans-IO (docs/architecture.md, "Layers"): the phases as data, their settings,
  * the run order, the reasons, and the machine that walks the phases. The driver
  * (cluster/shutdown) runs the tasks, owns the phase timer and the promise.
  */

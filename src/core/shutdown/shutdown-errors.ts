@@ -1,5 +1,5 @@
 /**
- * Typed failures of coordinated shutdown (DESIGN.md §4 rule 3): callers branch on
+ * Typed failures of coordinated shutdown (docs/architecture.md, house rule 3): callers branch on
  * `code`, never on the message.
  */
 import { ShardkitError } from "../../base/errors.js";

@@ -1,8 +1,8 @@
 /**
  * Settings of coordinated shutdown: the default phase timeout, whether the real runtime
  * runs the shutdown on SIGTERM/SIGINT, and the phases (built-in ones with overrides,
- * plus application phases). One object, defaulted and validated in one place (DESIGN.md
- * §4 rule 2): a bad value fails at startup with a ConfigError naming the key, e.g.
+ * plus application phases). One object, defaulted and validated in one place (docs/architecture.md,
+ * house rule 2): a bad value fails at startup with a ConfigError naming the key, e.g.
  * `shutdown.phases.cluster-leave.timeoutMs`.
  *
  * The resolved `phases` are already in run order (phase-order.ts), so a cycle or a

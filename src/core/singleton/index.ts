@@ -1,5 +1,5 @@
 /**
- * Cluster singleton (sans-IO, DESIGN.md §1 core/singleton): the manager machine that
+ * Cluster singleton (sans-IO, docs/architecture.md, "Layers"): the manager machine that
  * runs exactly one instance on the oldest eligible member with the role, handing it over
  * when that member leaves and taking it over when it is downed and removed; the proxy
  * machine that locates the instance and buffers messages until then. The drivers in

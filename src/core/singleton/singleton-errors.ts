@@ -1,5 +1,5 @@
 /**
- * Typed errors of the singleton manager (DESIGN.md §4 rule 3: branch on `code`).
+ * Typed errors of the singleton manager (docs/architecture.md, house rule 3: branch on `code`).
  */
 import { ShardkitError } from "../../base/errors.js";
 

@@ -1,5 +1,5 @@
 /**
- * Settings of the cluster singleton manager and proxy (DESIGN.md §4 rule 2: every
+ * Settings of the cluster singleton manager and proxy (docs/architecture.md, house rule 2: every
  * interval and bound is a setting with its unit in the name, defaulted and validated
  * here, in one object per component).
  *

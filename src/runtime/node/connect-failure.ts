@@ -2,7 +2,7 @@
  * Maps why a connect attempt failed to a stable TransportError reason.
  *
  * The reason depends on the phase the attempt had reached, not on message text
- * (DESIGN.md §4 rule 3): once TCP is established, any failure before the connection is
+ * (docs/architecture.md, house rule 3): once TCP is established, any failure before the connection is
  * handed out (an error, the peer hanging up, a certificate problem) is "tls", because
  * that phase exists only to run the handshake and let the server verify us. A timeout is
  * always "connect-timeout", whatever the phase.

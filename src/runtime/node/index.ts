@@ -1,6 +1,6 @@
 /**
  * The real runtime: ports backed by Node's clock, timers, randomness and stderr.
- * This folder is the only place in shardkit allowed to touch them (DESIGN.md §2).
+ * This folder is the only place in shardkit allowed to touch them (docs/architecture.md, "The determinism boundary").
  */
 import type { Logger, LogLevel } from "../../ports/logger.js";
 import type { Runtime } from "../../ports/runtime.js";
@@ -10,6 +10,7 @@ import { NodeClock } from "./node-clock.js";
 import { NodeRandom } from "./node-random.js";
 import { NodeScheduler } from "./node-scheduler.js";
 
+export { yieldToHost } from "../host/yield.js";
 export {
   ConsoleLogger,
   type ConsoleLoggerOptions,
@@ -41,7 +42,6 @@ export {
   type TcpTransportOptions,
 } from "./tcp-transport-options.js";
 export type { PemInput, TcpTransportTlsOptions } from "./tls-options.js";
-export { yieldToHost } from "./yield.js";
 
 /** Options of {@link createNodeRuntime}. */
 export interface NodeRuntimeOptions {

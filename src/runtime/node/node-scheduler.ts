@@ -5,7 +5,7 @@
  * - Every scheduled callback runs at most once; disposing its handle before it runs
  *   cancels it, disposing afterwards (or twice) is a no-op.
  * - `liveTimers` counts callbacks scheduled and not yet run or cancelled, so tests can
- *   assert that nothing leaks (DESIGN.md §4 rule 5).
+ *   assert that nothing leaks (docs/architecture.md, house rule 5).
  * - Delays longer than Node's timer limit (2^31-1 ms; Node would otherwise fire them
  *   after 1 ms with a warning) are split into chained timers.
  * - A delay of `Infinity` never fires: no timer is created and nothing is counted.

@@ -1,6 +1,6 @@
 /**
  * Settings of {@link TcpTransport}: defaults, units and validation in one place
- * (DESIGN.md §4 rule 2). Every key is validated at construction and a bad value throws a
+ * (docs/architecture.md, house rule 2). Every key is validated at construction and a bad value throws a
  * ConfigError naming `transport.<key>`; unknown keys are rejected so a typo cannot pass.
  */
 import { ConfigError } from "../../base/errors.js";

@@ -4,7 +4,7 @@
  * Invariants:
  * - The transport owns every listener, connect attempt and connection it created and
  *   tracks each until its handle is closed; `close()` stops them all and resolves only
- *   when none is left (no leaked sockets or servers, DESIGN.md §4 rule 5).
+ *   when none is left (no leaked sockets or servers, docs/architecture.md, house rule 5).
  * - Failures are typed: connect/listen reject with TransportError and a stable reason
  *   ("connect-refused", "connect-timeout", "tls", "listen-failed", "closed", "other").
  * - After `close()` has been called, listen and connect reject with reason "closed" and

@@ -1,6 +1,6 @@
 /**
  * The deterministic simulator: virtual time, seeded randomness and traced logs behind
- * the same ports the real runtime implements (DESIGN.md §2).
+ * the same ports the real runtime implements (docs/architecture.md, "The determinism boundary").
  */
 export { toDetail } from "./detail.js";
 export { EventQueue, type QueuedEvent } from "./event-queue.js";

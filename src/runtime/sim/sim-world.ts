@@ -21,7 +21,7 @@ import type { LogFields, LogLevel } from "../../ports/logger.js";
 import { levelRank } from "../../ports/logger.js";
 import type { Random } from "../../ports/random.js";
 import type { Runtime } from "../../ports/runtime.js";
-import { yieldToHost } from "../node/yield.js";
+import { yieldToHost } from "../host/yield.js";
 import { detailJson, toDetail } from "./detail.js";
 import { EventQueue } from "./event-queue.js";
 import { SeededRandom } from "./seeded-random.js";

@@ -1,5 +1,5 @@
 /**
- * Running a simulation so that its failure names its seed (DESIGN.md §2): a failing
+ * Running a simulation so that its failure names its seed (docs/architecture.md, "The determinism boundary"): a failing
  * seed is the whole reproduction, so it must appear in every failure message.
  */
 import { SimWorld, type SimWorldOptions } from "./sim-world.js";

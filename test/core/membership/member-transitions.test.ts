@@ -1,7 +1,7 @@
 /**
  * The member status state machine: every allowed transition works, every other one is
  * rejected with IllegalMemberTransitionError (through withStatus and through gossip
- * updateMembers), and the table has the safety properties DESIGN.md §3 relies on.
+ * updateMembers), and the table has the safety properties docs/architecture.md ("Membership and gossip") relies on.
  */
 import { describe, expect, it } from "vitest";
 import { AssertionError } from "../../../src/base/assert.js";

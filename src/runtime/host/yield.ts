@@ -1,5 +1,8 @@
 /**
- * Yielding to the host event loop.
+ * Yielding to the host event loop: the one host primitive both runtimes need, kept here
+ * so that `runtime/sim` and `runtime/node` stay separate layers (docs/architecture.md,
+ * "Dependency rules"). It is not a source of nondeterminism: it only decides *when* the
+ * caller continues, never *what* happens.
  *
  * `yieldToHost()` resolves on the next `setImmediate` turn. Every microtask queued
  * before the call (and every microtask those queue in turn) runs before it resolves,

@@ -228,4 +228,11 @@ export {
   UnknownManifestError,
   type Upcaster,
 } from "./protocol/evolution.js";
+export {
+  MANIFEST_BYTES_MAX,
+  type ManifestSerializer,
+  type ManifestSerializerOptions,
+  type ManifestType,
+  manifestSerializer,
+} from "./protocol/manifest-serializer.js";
 export { createNodeRuntime, type NodeRuntimeOptions } from "./runtime/node/index.js";

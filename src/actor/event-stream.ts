@@ -23,7 +23,9 @@ export type DeadLetterReason =
   | "stash-cleared"
   | "send-failed"
   | "queue-overflow"
-  | "buffer-overflow";
+  | "buffer-overflow"
+  | "unknown-manifest"
+  | "invalid-message";
 
 /** A behavior returned Behaviors.unhandled (or was empty). */
 export interface UnhandledMessage {

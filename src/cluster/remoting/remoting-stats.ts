@@ -14,6 +14,8 @@ export interface RemotingStats {
   badFrames: number;
   /** Messages with an unknown serializer id or undecodable bytes. */
   badMessages: number;
+  /** Well-formed messages whose manifest this member does not know (dead-lettered). */
+  unknownManifests: number;
   /** Messages for actors that do not exist here. */
   unknownRecipients: number;
   handshakeRejectsSent: number;
@@ -34,6 +36,7 @@ export function newRemotingStats(): RemotingStats {
     controlDropped: 0,
     badFrames: 0,
     badMessages: 0,
+    unknownManifests: 0,
     unknownRecipients: 0,
     handshakeRejectsSent: 0,
     handshakeRejectsReceived: 0,

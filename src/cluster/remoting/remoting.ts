@@ -27,6 +27,8 @@ import { PhiAccrualFailureDetector } from "../../core/failure-detector/phi-accru
 import type { Crypto } from "../../ports/crypto.js";
 import type { LogFields, Logger } from "../../ports/logger.js";
 import type { Connection, Listener, Transport } from "../../ports/transport.js";
+import { SerializationError } from "../../protocol/errors.js";
+import { UnknownManifestError } from "../../protocol/evolution.js";
 import { checkFrameSize, FrameType } from "../../protocol/framing.js";
 import {
   encodeHandshakeHello,
@@ -423,6 +425,19 @@ export class Remoting implements InboundHost {
         env.messageEnd,
       );
     } catch (error) {
+      if (error instanceof SerializationError && error.cause instanceof UnknownManifestError) {
+        // A well-formed message of a type this member does not know (yet): a peer on
+        // another version, not an attack. Dead-lettered with the typed cause; the
+        // connection stays.
+        this.stats.unknownManifests++;
+        this.core.deadLetter(
+          undefined,
+          `${this.core.address}${env.recipient}`,
+          "unknown-manifest",
+          error.cause,
+        );
+        return true;
+      }
       this.stats.badMessages++;
       this.badInput(
         "undecodable message",

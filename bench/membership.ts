@@ -19,6 +19,7 @@
  * and says how far it got; docs/cluster-scale.md explains where the time goes.
  * Profile: `node --cpu-prof --import tsx bench/run.ts membership`.
  */
+import { ClusterProfiles } from "../src/api/cluster-profiles.js";
 import type { ClusterOptions } from "../src/cluster/membership/cluster.js";
 import { MeteredSimCluster, nodeNames } from "../test/cluster/sim-gossip-meter.js";
 import { type BenchGroup, type Metric, median } from "./harness.js";
@@ -46,17 +47,7 @@ const MIB = 1024 * 1024;
 const DEFAULT_PROFILE: ClusterOptions = { settings: {}, failureDetector: {}, downing: {} };
 
 /** A tuned profile for fast failover (documented in docs/cluster-scale.md). */
-export const FAST_PROFILE: ClusterOptions = {
-  settings: {
-    gossipIntervalMs: 200,
-    leaderActionsIntervalMs: 200,
-    unreachableNodesReaperIntervalMs: 200,
-    heartbeatIntervalMs: 200,
-    expectedResponseAfterMs: 500,
-  },
-  failureDetector: { acceptableHeartbeatPauseMs: 1_000, firstHeartbeatEstimateMs: 200 },
-  downing: { stableAfterMs: 2_000 },
-};
+export const FAST_PROFILE: ClusterOptions = ClusterProfiles.fast;
 
 class WallBudgetExceeded extends Error {}
 

@@ -216,6 +216,8 @@ describe("public API surface", () => {
         "ClusterEventHandler",
         "ClusterNode",
         "ClusterNodeOptions",
+        "ClusterProfile",
+        "ClusterProfiles",
         "ClusterSettings",
         "ClusterSharding",
         "ClusterShardingStats",

@@ -1,29 +1,32 @@
 /**
- * Timings of the real-process membership tests: every periodic task at 200 ms, a 1 s
- * acceptable heartbeat pause and a 2 s SBR stability window, so a scenario takes
- * seconds. Shared by the child (cluster-node-main.ts) and the tests (for bounds).
+ * Timings of the real-process membership tests: the exported fast profile
+ * (ClusterProfiles.fast: every periodic task at 200 ms, a 1 s acceptable heartbeat pause
+ * and a 2 s SBR stability window) plus quicker joins, so a scenario takes seconds. Shared by the child (cluster-node-main.ts) and the tests (for bounds).
  */
+import { ClusterProfiles } from "../../src/api/cluster-profiles.js";
 import type { ClusterOptions } from "../../src/cluster/membership/index.js";
 
 /** Cluster timings that keep real-process scenarios to a few seconds. */
 export const FAST_CLUSTER_SETTINGS = {
+  ...(ClusterProfiles.fast.settings as {
+    gossipIntervalMs: 200;
+    leaderActionsIntervalMs: 200;
+    unreachableNodesReaperIntervalMs: 200;
+    heartbeatIntervalMs: 200;
+    expectedResponseAfterMs: 500;
+  }),
   periodicTasksInitialDelayMs: 0,
-  gossipIntervalMs: 200,
-  leaderActionsIntervalMs: 200,
-  unreachableNodesReaperIntervalMs: 200,
-  heartbeatIntervalMs: 200,
   seedNodeTimeoutMs: 1_000,
   seedNodeInitJoinResendIntervalMs: 200,
   retryUnsuccessfulJoinAfterMs: 3_000,
-  expectedResponseAfterMs: 500,
 } as const satisfies ClusterOptions["settings"];
 
-export const FAST_FAILURE_DETECTOR = {
-  acceptableHeartbeatPauseMs: 1_000,
-  firstHeartbeatEstimateMs: 200,
-} as const satisfies ClusterOptions["failureDetector"];
+export const FAST_FAILURE_DETECTOR = ClusterProfiles.fast.failureDetector as {
+  readonly acceptableHeartbeatPauseMs: 1_000;
+  readonly firstHeartbeatEstimateMs: 200;
+};
 
-export const SBR_STABLE_AFTER_MS = 2_000;
+export const SBR_STABLE_AFTER_MS = ClusterProfiles.fast.downing?.stableAfterMs ?? 2_000;
 
 /**
  * Sharding timings of the real-process sharding tests: regions retry registration and

@@ -20,9 +20,12 @@ export class SimCluster {
 
   constructor(
     seed: number,
-    options: { logLevel?: "debug" | "info" | "warn" | "error" | "off" } = {},
+    options: {
+      logLevel?: "debug" | "info" | "warn" | "error" | "off";
+      write?: (line: string) => void;
+    } = {},
   ) {
-    this.world = new SimWorld({ seed, logLevel: options.logLevel ?? "off" });
+    this.world = new SimWorld({ seed, logLevel: options.logLevel ?? "off", write: options.write });
     this.network = new SimNetwork(this.world);
   }
 

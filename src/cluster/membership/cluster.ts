@@ -12,7 +12,8 @@
  * - failure detection: request/response heartbeats to the peers chosen on the hashed
  *   ring, one phi accrual detector per monitored peer; verdicts become reachability rows;
  * - downing: the Split Brain Resolver decides once the unreachable set is stable; never
- *   automatic downing by timeout;
+ *   automatic downing by timeout, unless the opt-in auto-down strategy is active (the
+ *   leader downs members unreachable for downing.autoDown.afterMs; docs/cluster.md);
  * - a member that sees itself downed or removed leaves and stops (`onSelfRemoved`).
  *
  * All messages travel on remoting's CONTROL lane (unreliable; every conversation here is
@@ -21,6 +22,7 @@
 import type { ActorSystem } from "../../actor/actor-system.js";
 import type { Disposable } from "../../base/disposable.js";
 import { ConfigError, ShardkitError } from "../../base/errors.js";
+import { AutoDownTracker } from "../../core/downing/auto-down.js";
 import { decideDowning } from "../../core/downing/downing-decision.js";
 import { downingStrategyOf } from "../../core/downing/downing-strategy.js";
 import {
@@ -155,6 +157,8 @@ export class Cluster {
   private exitingTasksInProgress = false;
   private lastConvergenceAt: number;
   private readonly sbr: SbrStabilityTracker;
+  /** Set when the auto-down strategy is active (instead of the split brain resolver). */
+  private readonly autoDown: AutoDownTracker | undefined;
   private selfRemovedSignalled = false;
   private stopped = false;
   private readonly roles: readonly string[];
@@ -189,6 +193,17 @@ export class Cluster {
       );
     this.roles = [...(options.roles ?? [])];
     this.appVersion = options.appVersion ?? "1.0.0";
+    this.autoDown =
+      this.sbrSettings.activeStrategy === "auto-down" ? new AutoDownTracker() : undefined;
+    if (this.autoDown !== undefined)
+      this.log.warn(
+        "AUTO-DOWN IS ON: the leader downs any member unreachable for downing.autoDown.afterMs, " +
+          "on each side of a network partition; a partition therefore splits the cluster into " +
+          "islands that each go on alone, and without shard leases one entity can run on two " +
+          "islands at once. Use a split brain resolver strategy unless docs/cluster.md " +
+          '"Auto-down" says this is acceptable for you.',
+        { afterMs: this.sbrSettings.autoDown.afterMs },
+      );
   }
 
   /** Starts membership on a node whose remoting is running. */
@@ -573,6 +588,10 @@ export class Cluster {
   }
 
   private sbrTick(now: number): void {
+    if (this.autoDown !== undefined) {
+      this.autoDownTick(this.autoDown, now);
+      return;
+    }
     const g = this.ms.latestGossip;
     this.sbr.observe(unreachableMembersOf(sbrViewOf(this.ms)), now);
     const tick = this.sbr.tick(now, isLeader(this.ms, this.self) || this.isLeaderAmongReachable());
@@ -591,6 +610,20 @@ export class Cluster {
     }
     if (outcome.type !== "down") return;
     this.applyDowning(outcome.down, outcome.reason);
+  }
+
+  /** auto-down: the leader of this side downs every member unreachable for afterMs. */
+  private autoDownTick(tracker: AutoDownTracker, now: number): void {
+    tracker.observe(unreachableMembersOf(sbrViewOf(this.ms)), now);
+    if (!(isLeader(this.ms, this.self) || this.isLeaderAmongReachable())) return;
+    const afterMs = this.sbrSettings.autoDown.afterMs;
+    const due = tracker.due(now, afterMs);
+    if (due.length === 0) return;
+    this.applyDowning(
+      due.map((m) => m.uniqueAddress),
+      `auto-down: unreachable for at least ${afterMs} ms`,
+      "auto-down",
+    );
   }
 
   private leaseInFlight = false;
@@ -631,9 +664,13 @@ export class Cluster {
     return first !== undefined && key(first.uniqueAddress) === key(this.self);
   }
 
-  private applyDowning(nodes: readonly UniqueAddress[], reason: string): void {
+  private applyDowning(
+    nodes: readonly UniqueAddress[],
+    reason: string,
+    by = "split brain resolver",
+  ): void {
     if (nodes.length === 0) return;
-    this.log.warn("split brain resolver: downing", { nodes: nodes.map(key), reason });
+    this.log.warn(`${by}: downing`, { nodes: nodes.map(key), reason });
     let g = this.ms.latestGossip;
     const selfKey = key(this.self);
     for (const n of nodes)

@@ -19,6 +19,8 @@
  *   down instead and the other side stays. Re-checked as keep-majority is, with leaving
  *   members excluded (they may be exiting on the other side); disagreement: down all.
  * - down-all: every node goes down.
+ * - auto-down (opt-in, see auto-down.ts): this side stays, every unreachable member goes
+ *   down, whatever the sizes — so each side of a partition downs the other.
  * - lease-majority: the side that acquires the lease stays, the other downs itself; the
  *   minority side (keep-majority's sizes and tie rule) waits acquireLeaseDelayForMinorityMs
  *   before trying, so the majority normally wins.
@@ -56,7 +58,8 @@ export type DowningStrategy =
       readonly type: "lease-majority";
       readonly acquireLeaseDelayForMinorityMs: number;
       readonly role?: string | undefined;
-    };
+    }
+  | { readonly type: "auto-down" };
 
 /** The active strategy of validated settings. */
 export function downingStrategyOf(settings: SbrSettings): DowningStrategy {
@@ -75,6 +78,8 @@ export function downingStrategyOf(settings: SbrSettings): DowningStrategy {
         acquireLeaseDelayForMinorityMs: settings.leaseMajority.acquireLeaseDelayForMinorityMs,
         role: settings.leaseMajority.role,
       };
+    case "auto-down":
+      return { type: "auto-down" };
   }
 }
 
@@ -233,6 +238,9 @@ function leaseMajority(ctx: SbrContext, delayMs: number, role: string | undefine
 /** The strategy's decision for one side's view (see the module comment). */
 export function strategyDecision(strategy: DowningStrategy, ctx: SbrContext): Explained {
   if (strategy.type === "down-all") return { decision: DOWN_ALL, why: "down-all strategy" };
+  // auto-down keeps its own side whatever its size (auto-down.ts decides when).
+  if (strategy.type === "auto-down")
+    return { decision: DOWN_UNREACHABLE, why: "auto-down: every unreachable member goes down" };
   if (strategy.type === "static-quorum")
     return staticQuorum(ctx, strategy.quorumSize, strategy.role);
   if (strategy.type === "lease-majority")

@@ -30,6 +30,7 @@ export const SBR_STRATEGIES = [
   "keep-oldest",
   "down-all",
   "lease-majority",
+  "auto-down",
 ] as const;
 
 /** A strategy name. */
@@ -67,6 +68,12 @@ export interface LeaseMajoritySettings {
   readonly role: string | undefined;
 }
 
+/** auto-down parameters (docs/cluster.md, "Auto-down"). */
+export interface AutoDownSettings {
+  /** The leader downs a member once it has been unreachable this long. > 0. */
+  readonly afterMs: number;
+}
+
 /** Settings of the Split Brain Resolver (durations in milliseconds). */
 export interface SbrSettings {
   readonly activeStrategy: SbrStrategyName;
@@ -78,6 +85,7 @@ export interface SbrSettings {
   readonly keepMajority: KeepMajoritySettings;
   readonly keepOldest: KeepOldestSettings;
   readonly leaseMajority: LeaseMajoritySettings;
+  readonly autoDown: AutoDownSettings;
 }
 
 /** Overrides accepted by resolveSbrSettings: nested objects may be partial. */
@@ -101,6 +109,7 @@ export const DEFAULT_SBR_SETTINGS: SbrSettings = Object.freeze({
     releaseAfterMs: 40_000,
     role: undefined,
   }),
+  autoDown: Object.freeze({ afterMs: 10_000 }),
 });
 
 /** Lower bound of the derived down-all-when-unstable duration ("on"). */
@@ -167,6 +176,7 @@ const RULES: RulesOf<SbrSettings> = {
     releaseAfterMs: positiveMs(),
     role: optionalRole(),
   }),
+  autoDown: nested(DEFAULT_SBR_SETTINGS.autoDown, { afterMs: positiveMs() }),
 };
 
 /**

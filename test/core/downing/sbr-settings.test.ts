@@ -77,7 +77,7 @@ describe("sbr settings", () => {
     expect(configKey(() => resolveSbrSettings({ activeStrategy: "lease-majority" }))).toBe(
       "sbr.leaseMajority.leaseImplementation",
     );
-    expect(configKey(() => resolveSbrSettings({ activeStrategy: "auto-down" as "down-all" }))).toBe(
+    expect(configKey(() => resolveSbrSettings({ activeStrategy: "keep-everyone" as "down-all" }))).toBe(
       "sbr.activeStrategy",
     );
     expect(configKey(() => resolveSbrSettings({ stableAfterMs: 0 }))).toBe("sbr.stableAfterMs");

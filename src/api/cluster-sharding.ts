@@ -13,7 +13,7 @@
 import type { ActorRef } from "../actor/actor-ref.js";
 import { type AskOptions, ask } from "../actor/ask.js";
 import type { Behavior } from "../actor/behavior.js";
-import { ConfigError, ShardkitError } from "../base/errors.js";
+import { ConfigError, InvalidAddressError } from "../base/errors.js";
 import type { Cluster } from "../cluster/membership/cluster.js";
 import type { ShardAllocationStrategy } from "../cluster/sharding/async-strategy.js";
 import { coordinatorBehavior } from "../cluster/sharding/coordinator-actor.js";
@@ -28,6 +28,7 @@ import {
   regionBehavior,
 } from "../cluster/sharding/region-actor.js";
 import type { EntityContext } from "../cluster/sharding/shard-actor.js";
+import { ShardingTypeNotStartedError } from "../cluster/sharding/sharding-errors.js";
 import {
   bindShardLifecycle,
   type ShardingLifecycleListener,
@@ -69,10 +70,10 @@ export interface EntityTypeKey<M> {
 
 export function EntityTypeKey<M>(name: string): EntityTypeKey<M> {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name))
-    throw new ShardkitError(
-      "CONFIG_INVALID",
-      `invalid entity type name "${name}": letters, digits, '_', '.', '-'`,
-      { name },
+    throw new ConfigError(
+      "EntityTypeKey name",
+      name,
+      "letters, digits, '_', '.' or '-', starting with a letter or digit",
     );
   return { name };
 }
@@ -388,14 +389,7 @@ export class ClusterSharding {
 
   private entry(typeKey: { readonly name: string }): TypeEntry {
     const entry = this.types.get(typeKey.name);
-    if (entry === undefined)
-      throw new ShardkitError(
-        "SHARDING_TYPE_NOT_STARTED",
-        `entity type "${typeKey.name}" is not initialised on this node`,
-        {
-          typeName: typeKey.name,
-        },
-      );
+    if (entry === undefined) throw new ShardingTypeNotStartedError(typeKey.name);
     return entry;
   }
 
@@ -482,7 +476,7 @@ export class ClusterSharding {
     const p = splitActorId(region);
     if (p === undefined)
       return Promise.reject(
-        new ShardkitError("INVALID_ADDRESS", `bad region id ${region}`, { region }),
+        new InvalidAddressError(region, "not a region id (node address and actor path)"),
       );
     const ref = this.host.remoting.actorRefFor<RegionControl>(p.node, p.path);
     return ask(

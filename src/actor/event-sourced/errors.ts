@@ -1,6 +1,13 @@
 /** Typed failures of event-sourced entities. */
 import { ShardkitError } from "../../base/errors.js";
 
+/** A side effect was added to an effect that cannot have any (`none`, `unhandled`, `stash`). */
+export class InvalidEffectError extends ShardkitError {
+  constructor(kind: string) {
+    super("EFFECT_INVALID", `side effects cannot be added to a ${kind} effect`, { kind });
+  }
+}
+
 /** Recovery (snapshot load, journal replay, decoding or an event handler) failed. */
 export class EventSourcedRecoveryError extends ShardkitError {
   readonly persistenceId: string;

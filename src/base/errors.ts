@@ -126,7 +126,7 @@ export class InvalidActorNameError extends ShardkitError {
   }
 }
 
-/** A ref that shardkit did not create (or a value that is not a ref) was given where an actor ref is needed. */
+/** A value that is not an actor ref created by shardkit was given where one is needed. */
 export class InvalidActorRefError extends ShardkitError {
   constructor(operation: string, ref: unknown) {
     super("INVALID_ACTOR_REF", `${operation}: not a shardkit ActorRef (${describe(ref)})`, {

@@ -1,6 +1,7 @@
 /**
- * Running a simulation so that its failure names its seed (docs/architecture.md, "The determinism boundary"): a failing
- * seed is the whole reproduction, so it must appear in every failure message.
+ * Running a simulation so that its failure names its seed (docs/architecture.md, "The
+ * determinism boundary"): a failing seed is the whole reproduction, so it must appear in
+ * every failure message.
  */
 import { ShardkitError } from "../../base/errors.js";
 import { SimWorld, type SimWorldOptions } from "./sim-world.js";

@@ -31,6 +31,8 @@ export {
   type StashBuffer,
   type TimerScheduler,
 } from "./actor/behavior.js";
+// Errors: every error shardkit throws is a ShardkitError with a stable `code`
+export { InvalidEffectError } from "./actor/event-sourced/errors.js";
 // Event sourcing
 export {
   defaultEventSourcedBackoff,
@@ -85,7 +87,6 @@ export type { Props } from "./actor/props.js";
 export { type ActorSettings, actorSettings, defaultActorSettings } from "./actor/settings.js";
 export type { Signal } from "./actor/signals.js";
 export { type BackoffOptions, SupervisorStrategy } from "./actor/supervision.js";
-
 // Cluster node, sharding, singleton
 export { ClusterNode, type ClusterNodeOptions } from "./api/cluster-node.js";
 export { type ClusterProfile, ClusterProfiles } from "./api/cluster-profiles.js";
@@ -125,13 +126,15 @@ export {
 } from "./api/message-extractor.js";
 // Runtime ports and the real runtime
 export type { Disposable } from "./base/disposable.js";
-// Errors: every error shardkit throws is a ShardkitError with a stable `code`
 export {
   AbortError,
   AskTimeoutError,
   ConfigError,
   InvalidActorNameError,
+  InvalidActorRefError,
+  InvalidAddressError,
   ShardkitError,
+  type ShardkitErrorCode,
   StashOverflowError,
   SystemTerminatedError,
   TransportError,
@@ -141,7 +144,9 @@ export { AsyncSchemaError, type Schema, type SchemaIssue } from "./base/schema.j
 export type { ClusterEventHandler, ClusterState } from "./cluster/membership/cluster.js";
 // Settings
 export type { RemotingSettings, RemotingStats } from "./cluster/remoting/index.js";
+export { RemoteSendError } from "./cluster/remoting/remoting.js";
 export type { ShardAllocationStrategy } from "./cluster/sharding/async-strategy.js";
+export { ShardingTypeNotStartedError } from "./cluster/sharding/sharding-errors.js";
 export type { ShardingLifecycleListener } from "./cluster/sharding/sharding-lifecycle.js";
 export { ShardingStoreCorruptError } from "./cluster/sharding/sharding-store-codec.js";
 // Coordinated shutdown
@@ -217,14 +222,19 @@ export {
   PersistenceStoreError,
 } from "./ports/journal.js";
 export type { Lease, LeaseProvider } from "./ports/lease.js";
+export { LeaseLostError, LeaseUnavailableError } from "./ports/lease.js";
 export type {
   RememberEntitiesStore,
   RememberEntitiesUpdate,
 } from "./ports/remember-entities-store.js";
 export { InvalidRememberBatchError } from "./ports/remember-entities-store.js";
 export type { SnapshotPayload, SnapshotStore, StoredSnapshot } from "./ports/snapshot-store.js";
+export { SnapshotTooLargeError } from "./ports/snapshot-store.js";
+export { SerializationError, UnknownSerializerError } from "./protocol/errors.js";
 export {
   type EvolutionSpec,
+  ManifestCorruptError,
+  ManifestMissingError,
   ManifestVersionError,
   UnknownManifestError,
   type Upcaster,

@@ -15,7 +15,12 @@
  */
 
 import type { Disposable } from "../base/disposable.js";
-import { InvalidActorNameError, ShardkitError } from "../base/errors.js";
+import {
+  ConfigError,
+  InvalidActorNameError,
+  InvalidActorRefError,
+  ShardkitError,
+} from "../base/errors.js";
 import type { Logger } from "../ports/logger.js";
 import { ActorPath, validActorName } from "./actor-path.js";
 import { type ActorRef, PoisonPill } from "./actor-ref.js";
@@ -788,7 +793,7 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
   }
 
   private watchInternal(ref: ActorRef<never>, entry: WatchEntry): void {
-    if (!isInternalRef(ref)) throw new TypeError("watch: not a shardkit ActorRef");
+    if (!isInternalRef(ref)) throw new InvalidActorRefError("watch", ref);
     if (ref === (this as InternalRef)) return;
     if (ref instanceof ActorCell && ref.parent === (this as ActorCell<unknown>)) {
       if (entry === undefined && this.mayWatchByFlag(ref)) {
@@ -814,9 +819,7 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
 
   setReceiveTimeout(timeoutMs: number, message: M): void {
     if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs))
-      throw new TypeError(
-        `setReceiveTimeout: timeoutMs must be a finite number > 0, got ${timeoutMs}`,
-      );
+      throw new ConfigError("setReceiveTimeout timeoutMs", timeoutMs, "a finite number > 0");
     this.cancelReceiveTimeout();
     const rt: ReceiveTimeout = {
       timeoutMs,

@@ -15,6 +15,8 @@ import type { Disposable } from "../base/disposable.js";
 import {
   AbortError,
   AskTimeoutError,
+  ConfigError,
+  InvalidActorRefError,
   ShardkitError,
   SystemTerminatedError,
 } from "../base/errors.js";
@@ -55,13 +57,12 @@ export function ask<M, R, const X extends M = M>(
   makeMessage: (replyTo: ActorRef<R>) => X,
   options: AskOptions = {},
 ): Promise<R> {
-  if (!isInternalRef(target))
-    return Promise.reject(new TypeError("ask: target is not a shardkit ActorRef"));
+  if (!isInternalRef(target)) return Promise.reject(new InvalidActorRefError("ask", target));
   const core = target.core;
   return new Promise<R>((resolve, reject) => {
     const timeoutMs = options.timeoutMs ?? core.settings.askTimeoutMs;
     if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) {
-      reject(new TypeError(`ask: timeoutMs must be a finite number > 0, got ${timeoutMs}`));
+      reject(new ConfigError("timeoutMs", timeoutMs, "a finite number > 0"));
       return;
     }
     if (options.signal?.aborted) {

@@ -243,7 +243,10 @@ export interface ActorSystemView {
   terminate(): Promise<void>;
 }
 
-/** @internal What drivers reach through `ctx.system.core`: counted dead letters and unhandled messages. */
+/**
+ * @internal What drivers reach through `ctx.system.core`: counted dead letters and
+ * unhandled messages.
+ */
 export interface ActorSystemAccounting {
   deadLetter(
     message: unknown,

@@ -13,7 +13,7 @@
 import type { ActorRef } from "../actor/actor-ref.js";
 import { type AskOptions, ask } from "../actor/ask.js";
 import type { Behavior } from "../actor/behavior.js";
-import { ConfigError, ShardkitError } from "../base/errors.js";
+import { ConfigError, InvalidAddressError } from "../base/errors.js";
 import { isStandardSchema, type Schema } from "../base/schema.js";
 import type { Cluster } from "../cluster/membership/cluster.js";
 import type { ShardAllocationStrategy } from "../cluster/sharding/async-strategy.js";
@@ -29,6 +29,7 @@ import {
   regionBehavior,
 } from "../cluster/sharding/region-actor.js";
 import type { EntityContext } from "../cluster/sharding/shard-actor.js";
+import { ShardingTypeNotStartedError } from "../cluster/sharding/sharding-errors.js";
 import {
   bindShardLifecycle,
   type ShardingLifecycleListener,
@@ -95,7 +96,7 @@ export function EntityTypeKey<M>(
 ): EntityTypeKey<M> {
   if (typeof name !== "string" || !/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name))
     throw new ConfigError(
-      "EntityTypeKey.name",
+      "EntityTypeKey name",
       name,
       "letters, digits, '_', '.', '-', starting with a letter or digit",
     );
@@ -418,14 +419,7 @@ export class ClusterSharding {
 
   private entry(typeKey: { readonly name: string }): TypeEntry {
     const entry = this.types.get(typeKey.name);
-    if (entry === undefined)
-      throw new ShardkitError(
-        "SHARDING_TYPE_NOT_STARTED",
-        `entity type "${typeKey.name}" is not initialised on this node`,
-        {
-          typeName: typeKey.name,
-        },
-      );
+    if (entry === undefined) throw new ShardingTypeNotStartedError(typeKey.name);
     return entry;
   }
 
@@ -512,7 +506,7 @@ export class ClusterSharding {
     const p = splitActorId(region);
     if (p === undefined)
       return Promise.reject(
-        new ShardkitError("INVALID_ADDRESS", `bad region id ${region}`, { region }),
+        new InvalidAddressError(region, "not a region id (node address and actor path)"),
       );
     const ref = this.host.remoting.actorRefFor<RegionControl>(p.node, p.path);
     return ask(

@@ -10,6 +10,8 @@ import { ShardkitError } from "../base/errors.js";
 import {
   currentManifest,
   type EvolutionSpec,
+  ManifestCorruptError,
+  ManifestMissingError,
   resolveEvolution,
   UnknownManifestError,
   upcast,
@@ -63,12 +65,7 @@ export interface ManifestCodecOptions<T> extends EvolutionSpec {
 
 function typeField(value: unknown): string {
   const t = (value as { type?: unknown } | null)?.type;
-  if (typeof t !== "string")
-    throw new ShardkitError(
-      "MANIFEST_MISSING",
-      "value has no string `type` field to use as its manifest; pass manifestCodec({ manifest })",
-      {},
-    );
+  if (typeof t !== "string") throw new ManifestMissingError();
   return t;
 }
 
@@ -106,10 +103,8 @@ export function manifestCodec<T>(options: ManifestCodecOptions<T>): EventCodec<T
           typeof stored[0] !== "string" ||
           typeof stored[1] !== "number"
         )
-          throw new ShardkitError(
-            "MANIFEST_CORRUPT",
-            "stored value is not [manifest, version, value]",
-            {},
+          throw new ManifestCorruptError(
+            Array.isArray(stored) ? `${stored.length} items` : typeof stored,
           );
         return upcast(evolution, stored[0], stored[1], stored[2]).value as T;
       }

@@ -1,17 +1,83 @@
 /**
- * Typed errors. Every expected failure in shardkit is a `ShardkitError` with a stable
- * `code` and structured `fields`; callers branch on `code`, never on message text.
+ * Typed errors. Every failure shardkit throws or rejects with is an instance of a
+ * `ShardkitError` subclass with a stable `code` (one of `ShardkitErrorCode`) and
+ * structured `fields`; callers branch on `code` (or `instanceof`), never on message text.
  * Programmer errors use `assert` (see assert.ts) and are not meant to be caught.
+ * `ShardkitError` itself is abstract: a new failure gets its own subclass and code
+ * (docs/architecture.md, house rule 3).
  */
 
-/** Base class of every expected shardkit failure. */
-export class ShardkitError extends Error {
+/**
+ * Every `code` a `ShardkitError` carries. Codes are stable: a code keeps its meaning
+ * across versions; new failures add new codes.
+ */
+export type ShardkitErrorCode =
+  // actors
+  | "ABORTED"
+  | "ASK_PENDING_LIMIT"
+  | "ASK_TIMEOUT"
+  | "DEATH_PACT"
+  | "INVALID_ACTOR_NAME"
+  | "INVALID_ACTOR_REF"
+  | "NOT_A_CHILD"
+  | "STASH_OVERFLOW"
+  | "SYSTEM_TERMINATED"
+  // settings and input
+  | "CONFIG_INVALID"
+  | "INVALID_ADDRESS"
+  | "MISSING_PEER_DEPENDENCY"
+  // schemas and evolution
+  | "EVENT_INVALID"
+  | "MANIFEST_CORRUPT"
+  | "MANIFEST_MISSING"
+  | "MANIFEST_VERSION_TOO_NEW"
+  | "MESSAGE_INVALID"
+  | "SCHEMA_ASYNC"
+  | "UNKNOWN_MANIFEST"
+  // wire and remoting
+  | "FRAME_TOO_LARGE"
+  | "INVALID_GOSSIP"
+  | "REMOTE_SEND_FAILED"
+  | "SERIALIZATION_FAILED"
+  | "TRANSPORT_FAILED"
+  | "UNKNOWN_SERIALIZER"
+  // persistence
+  | "CODEC_MISMATCH"
+  | "EFFECT_INVALID"
+  | "EVENT_SOURCED_PERSIST_FAILED"
+  | "EVENT_SOURCED_RECOVERY_FAILED"
+  | "JOURNAL_CONFLICT"
+  | "JOURNAL_REJECTED"
+  | "LEASE_LOST"
+  | "LEASE_UNAVAILABLE"
+  | "PERSISTENCE_STORE_FAILED"
+  | "REMEMBER_BATCH_INVALID"
+  | "SNAPSHOT_TOO_LARGE"
+  // sharding and singleton
+  | "COORDINATOR_STATE_CORRUPT"
+  | "SHARDING_STORE_CORRUPT"
+  | "SHARDING_TYPE_NOT_STARTED"
+  | "SINGLETON_MANAGER_STUCK"
+  | "SINGLETON_NAME_TAKEN"
+  // coordinated shutdown
+  | "SHUTDOWN_ABORTED"
+  | "SHUTDOWN_PHASE_STARTED"
+  | "SHUTDOWN_PHASE_UNKNOWN"
+  // simulator, test oracle, command line
+  | "CLI_FAILED"
+  | "CLI_USAGE"
+  | "SHARDING_ORACLE_VIOLATION"
+  | "SIM_FAILED"
+  | "SIM_STEPS_EXCEEDED";
+
+/** Base class of every expected shardkit failure; throw one of its subclasses. */
+export abstract class ShardkitError extends Error {
   /** Stable, machine-readable identifier, e.g. `"ASK_TIMEOUT"`. */
-  readonly code: string;
+  readonly code: ShardkitErrorCode;
   /** Structured context for logs and handlers. */
   readonly fields: Readonly<Record<string, unknown>>;
 
-  constructor(code: string, message: string, fields: Record<string, unknown> = {}) {
+  constructor(code: ShardkitErrorCode, message: string, fields: Record<string, unknown> = {}) {
     super(message);
     this.name = new.target.name;
     this.code = code;
@@ -66,6 +132,22 @@ export class StashOverflowError extends ShardkitError {
 export class InvalidActorNameError extends ShardkitError {
   constructor(name: string, reason: string) {
     super("INVALID_ACTOR_NAME", `invalid actor name "${name}": ${reason}`, { name, reason });
+  }
+}
+
+/** A value that is not an actor ref created by shardkit was given where one is needed. */
+export class InvalidActorRefError extends ShardkitError {
+  constructor(operation: string, ref: unknown) {
+    super("INVALID_ACTOR_REF", `${operation}: not a shardkit ActorRef (${describe(ref)})`, {
+      operation,
+    });
+  }
+}
+
+/** An address, actor path or actor id string could not be parsed or has invalid parts. */
+export class InvalidAddressError extends ShardkitError {
+  constructor(input: string, reason: string) {
+    super("INVALID_ADDRESS", `invalid address "${input}": ${reason}`, { input, reason });
   }
 }
 

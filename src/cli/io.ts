@@ -1,5 +1,5 @@
 /** What the subcommands share: where they write, exit codes, error formatting, arguments. */
-import { ConfigError } from "../base/errors.js";
+import { ConfigError, ShardkitError } from "../base/errors.js";
 import { validateTablePrefix } from "../persistence/persistence-settings.js";
 
 export const EXIT_OK = 0;
@@ -21,7 +21,18 @@ export function oneLine(error: unknown): string {
 }
 
 /** A bad command line: the subcommand prints it with a pointer to --help and exits 2. */
-export class UsageError extends Error {}
+export class UsageError extends ShardkitError {
+  constructor(message: string) {
+    super("CLI_USAGE", message);
+  }
+}
+
+/** A command failed while running (not a usage error): printed, exit code 1. */
+export class CliFailure extends ShardkitError {
+  constructor(message: string) {
+    super("CLI_FAILED", message);
+  }
+}
 
 /** The value of --table-prefix, validated like the plugins do. @throws UsageError */
 export function parseTablePrefixArg(raw: string): string {

@@ -19,6 +19,7 @@ import {
 import { NodeClock } from "../runtime/node/node-clock.js";
 import { NodeScheduler } from "../runtime/node/node-scheduler.js";
 import {
+  CliFailure,
   type CliIo,
   EXIT_OK,
   EXIT_RUNTIME,
@@ -156,7 +157,7 @@ async function migrate(args: MigrateArgs, io: CliIo): Promise<number> {
     const after = await existing(pool, names);
 
     for (const name of names) {
-      if (!after.has(name)) throw new Error(`table ${name} is missing after the migration`);
+      if (!after.has(name)) throw new CliFailure(`table ${name} is missing after the migration`);
       io.out(`${before.has(name) ? "exists " : "created"} ${name}`);
     }
     const created = names.filter((n) => !before.has(n)).length;

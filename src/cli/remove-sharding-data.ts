@@ -30,6 +30,7 @@ import { postgresTables } from "../persistence/postgres/postgres-schema.js";
 import { deletePersistenceIdsSqlite } from "../persistence/sqlite/sqlite-admin.js";
 import { sqliteTables } from "../persistence/sqlite/sqlite-schema.js";
 import {
+  CliFailure,
   type CliIo,
   EXIT_OK,
   EXIT_RUNTIME,
@@ -216,7 +217,7 @@ async function remove(
   connectTimeoutMs: number,
 ): Promise<RemovedRows> {
   if (store.kind === "sqlite") {
-    if (!existsSync(store.path)) throw new Error("no such database file");
+    if (!existsSync(store.path)) throw new CliFailure("no such database file");
     const { openSqliteDatabase } = await import("../persistence/sqlite/sqlite-driver.js");
     const db = openSqliteDatabase(store.path, { fileMustExist: true, timeout: connectTimeoutMs });
     try {

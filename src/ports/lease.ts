@@ -8,6 +8,25 @@
  * successful acquire/renewal is younger than the lease's time-to-live, so an owner that
  * can no longer renew stops believing it holds the lease before anyone else can take it.
  */
+import { ShardkitError } from "../base/errors.js";
+
+/** The lease store cannot be reached from this owner; acquire, renew or release failed. */
+export class LeaseUnavailableError extends ShardkitError {
+  constructor(leaseName: string, owner: string, detail: string) {
+    super("LEASE_UNAVAILABLE", `lease ${leaseName} unavailable to ${owner}: ${detail}`, {
+      leaseName,
+      owner,
+    });
+  }
+}
+
+/** A held lease was lost: another owner took it (the reason given to `onLost`). */
+export class LeaseLostError extends ShardkitError {
+  constructor(leaseName: string, owner: string) {
+    super("LEASE_LOST", `lease ${leaseName} was taken by another owner`, { leaseName, owner });
+  }
+}
+
 export interface Lease {
   /** The lease's name (what is locked). */
   readonly name: string;

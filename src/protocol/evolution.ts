@@ -47,6 +47,23 @@ export class ManifestVersionError extends ShardkitError {
   }
 }
 
+/** A value to write has no manifest (no string `type` field and no `manifest` option). */
+export class ManifestMissingError extends ShardkitError {
+  constructor() {
+    super(
+      "MANIFEST_MISSING",
+      "value has no string `type` field to use as its manifest; pass manifestCodec({ manifest })",
+    );
+  }
+}
+
+/** Bytes that should carry a manifest do not hold a well-formed one. */
+export class ManifestCorruptError extends ShardkitError {
+  constructor(detail: string) {
+    super("MANIFEST_CORRUPT", `malformed manifest: ${detail}`, { detail });
+  }
+}
+
 /** The resolved, validated form of an {@link EvolutionSpec}. */
 export interface Evolution {
   readonly versions: ReadonlyMap<string, number>;

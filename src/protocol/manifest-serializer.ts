@@ -7,7 +7,8 @@
  * of dropping the connection. See docs/evolution.md.
  */
 import { ConfigError } from "../base/errors.js";
-import { UnknownManifestError } from "./evolution.js";
+import { SerializationError } from "./errors.js";
+import { ManifestCorruptError, UnknownManifestError } from "./evolution.js";
 import type { Serializer, SerializerBinding } from "./serialization.js";
 
 /** One message type of a manifest serializer. */
@@ -78,7 +79,7 @@ export function manifestSerializer(options: ManifestSerializerOptions): Manifest
   }
   const typeOf = (value: unknown): ManifestType<unknown> => {
     for (const t of byManifest.values()) if (t.matches(value)) return t;
-    throw new Error(`${options.name}: no type matches the value`);
+    throw new SerializationError(`${options.name}: no type matches the value`);
   };
   const serializer: Serializer = {
     id: options.id,
@@ -95,10 +96,10 @@ export function manifestSerializer(options: ManifestSerializerOptions): Manifest
       return out;
     },
     fromBinary(bytes) {
-      if (bytes.length < 2) throw new Error(`${options.name}: truncated manifest`);
+      if (bytes.length < 2) throw new ManifestCorruptError(`${options.name}: truncated manifest`);
       const len = ((bytes[0] as number) << 8) | (bytes[1] as number);
       if (len === 0 || len > MANIFEST_BYTES_MAX || 2 + len > bytes.length)
-        throw new Error(`${options.name}: invalid manifest length ${len}`);
+        throw new ManifestCorruptError(`${options.name}: invalid manifest length ${len}`);
       const stored = fromUtf8.decode(bytes.subarray(2, 2 + len));
       const t = byManifest.get(aliases.get(stored) ?? stored);
       if (t === undefined) throw new UnknownManifestError(stored, [...byManifest.keys()]);

@@ -8,6 +8,7 @@
  * persisted events were applied, and only after the journal append resolved.
  */
 import type { ActorRef } from "../actor-ref.js";
+import { InvalidEffectError } from "./errors.js";
 
 /** One step to run after the events are durable (or at once when there are none). */
 export type SideEffect<S> =
@@ -99,8 +100,7 @@ export class Effect<E, S> {
   }
 
   private add(se: SideEffect<S>): Effect<E, S> {
-    if (this.kind !== "persist")
-      throw new TypeError(`side effects cannot be added to a ${this.kind} effect`);
+    if (this.kind !== "persist") throw new InvalidEffectError(this.kind);
     return new Effect<E, S>(this.kind, this.events, [...this.sideEffects, se]);
   }
 }

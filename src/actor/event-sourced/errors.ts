@@ -2,6 +2,13 @@
 import { ShardkitError } from "../../base/errors.js";
 import { formatIssues, type SchemaIssue } from "../../base/schema.js";
 
+/** A side effect was added to an effect that cannot have any (`none`, `unhandled`, `stash`). */
+export class InvalidEffectError extends ShardkitError {
+  constructor(kind: string) {
+    super("EFFECT_INVALID", `side effects cannot be added to a ${kind} effect`, { kind });
+  }
+}
+
 /** Recovery (snapshot load, journal replay, decoding or an event handler) failed. */
 export class EventSourcedRecoveryError extends ShardkitError {
   readonly persistenceId: string;

@@ -21,7 +21,7 @@
  */
 import type { ActorSystem } from "../../actor/actor-system.js";
 import type { Disposable } from "../../base/disposable.js";
-import { ConfigError, ShardkitError } from "../../base/errors.js";
+import { ConfigError, InvalidAddressError } from "../../base/errors.js";
 import { AutoDownTracker } from "../../core/downing/auto-down.js";
 import { decideDowning } from "../../core/downing/downing-decision.js";
 import { downingStrategyOf } from "../../core/downing/downing-strategy.js";
@@ -963,9 +963,7 @@ export class Cluster {
     const colon = hostPort.lastIndexOf(":");
     const port = Number(hostPort.slice(colon + 1));
     if (colon <= 0 || !Number.isInteger(port) || port < 1 || port > 65_535)
-      throw new ShardkitError("INVALID_ADDRESS", `expected host:port, got "${hostPort}"`, {
-        hostPort,
-      });
+      throw new InvalidAddressError(hostPort, "expected host:port");
     return addressOf("shardkit", this.system.name, hostPort.slice(0, colon), port);
   }
 }

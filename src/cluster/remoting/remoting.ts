@@ -20,7 +20,7 @@ import {
   type SystemMessage,
 } from "../../actor/internal.js";
 import type { SystemCore } from "../../actor/system-core.js";
-import { ShardkitError } from "../../base/errors.js";
+import { ConfigError, InvalidAddressError, ShardkitError } from "../../base/errors.js";
 import { RateLimiter } from "../../base/rate-limiter.js";
 import { SystemMessageReceiver } from "../../core/association/system-channel.js";
 import { PhiAccrualFailureDetector } from "../../core/failure-detector/phi-accrual.js";
@@ -139,10 +139,10 @@ export class Remoting implements InboundHost {
       isQuarantined: (address, uid) => this.isQuarantined(`${address.host}:${address.port}`, uid),
     };
     if (settings.secret !== undefined && crypto === undefined)
-      throw new ShardkitError(
-        "CONFIG_INVALID",
-        "remoting.secret is set but no crypto was given",
-        {},
+      throw new ConfigError(
+        "remoting.secret",
+        "(set)",
+        "no secret, or a crypto port (`crypto` option) to compute the handshake proof",
       );
     this.proofVerifier =
       settings.secret !== undefined && crypto !== undefined
@@ -191,10 +191,10 @@ export class Remoting implements InboundHost {
     const node = parseNode(nodeAddress);
     const p = parseActorPath(path.includes("#") ? path : `${path}#0`);
     if (node === undefined || p === undefined)
-      throw new ShardkitError("INVALID_ADDRESS", `invalid actor address ${nodeAddress}${path}`, {
-        nodeAddress,
-        path,
-      });
+      throw new InvalidAddressError(
+        `${nodeAddress}${path}`,
+        "expected a node address and an actor path",
+      );
     if (node.hostPort === this.localNode.hostPort && node.systemName === this.localNode.systemName)
       return (this.core.resolveLocal(p.elements, p.uid) ?? this.missingLocal(path)) as ActorRef<M>;
     return new RemoteActorRef(
@@ -209,11 +209,7 @@ export class Remoting implements InboundHost {
 
   registerControlHandler(kind: number, handler: ControlHandler): void {
     if (!Number.isInteger(kind) || kind < CONTROL_KIND_USER_MIN || kind > 255)
-      throw new ShardkitError(
-        "CONFIG_INVALID",
-        `control kind must be in [${CONTROL_KIND_USER_MIN}, 255]`,
-        { kind },
-      );
+      throw new ConfigError("control kind", kind, `an integer in [${CONTROL_KIND_USER_MIN}, 255]`);
     this.controlHandlers.set(kind, handler);
   }
 
@@ -618,13 +614,11 @@ export class Remoting implements InboundHost {
 
   private decodeRef(data: WireRefData): InternalRef {
     const p = parseActorPath(data.path);
-    if (p === undefined)
-      throw new ShardkitError("INVALID_ADDRESS", `invalid actor path ${data.path}`, {});
+    if (p === undefined) throw new InvalidAddressError(data.path, "not an actor path");
     if (data.address === this.localNodeString)
       return this.core.resolveLocal(p.elements, p.uid) ?? this.missingLocal(data.path);
     const node = parseNode(data.address);
-    if (node === undefined)
-      throw new ShardkitError("INVALID_ADDRESS", `invalid node address ${data.address}`, {});
+    if (node === undefined) throw new InvalidAddressError(data.address, "not a node address");
     return new RemoteActorRef(this.core, this, node, p.elements, p.uid, data.path);
   }
 

@@ -5,9 +5,10 @@
  * delivers a message; timers are started and cancelled by key, and a fired timer comes
  * back as a `timer` input with that key. Everything is plain data.
  *
- * Persist before announce (docs/architecture.md, house rule 4) is in this shape: messages that depend
- * on a state change (RegisterAck, HostShard, ShardHome for a new home) are only ever
- * output while handling the `persisted` input of the batch that made the change durable.
+ * Persist before announce (docs/architecture.md, house rule 4) is in this shape: messages
+ * that depend on a state change (RegisterAck, HostShard, ShardHome for a new home) are only
+ * ever output while handling the `persisted` input of the batch that made the change
+ * durable.
  */
 import type {
   CoordinatorCommand,

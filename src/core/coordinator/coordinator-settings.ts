@@ -1,7 +1,8 @@
 /**
- * Settings of the shard coordinator (one object, docs/architecture.md, house rule 2): every timeout,
- * interval and limit with its unit in the name, a written-down default and validation
- * that names the key. `resolveCoordinatorSettings` is the only way the machine gets them.
+ * Settings of the shard coordinator (one object, docs/architecture.md, house rule 2): every
+ * timeout, interval and limit with its unit in the name, a written-down default and
+ * validation that names the key. `resolveCoordinatorSettings` is the only way the machine
+ * gets them.
  */
 import { ConfigError } from "../../base/errors.js";
 import { bool, int, ms, type RulesOf, resolveSettings } from "../../base/settings.js";

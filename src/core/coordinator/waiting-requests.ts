@@ -3,10 +3,10 @@
  * handed off, or allocation is deferred), per shard, in arrival order. All requesters of
  * a shard get its home in one go once it is durable.
  *
- * Bound (docs/architecture.md, house rule 1): at most `waitingShardsMax` distinct shards wait. A request
- * for one more shard is refused (`add` returns false); the caller logs and counts it and
- * the region asks again after its retry interval. Requesters per shard are bounded by the
- * registered regions and proxies.
+ * Bound (docs/architecture.md, house rule 1): at most `waitingShardsMax` distinct shards
+ * wait. A request for one more shard is refused (`add` returns false); the caller logs and
+ * counts it and the region asks again after its retry interval. Requesters per shard are
+ * bounded by the registered regions and proxies.
  */
 import type { RegionId } from "../../protocol/sharding.js";
 import type { ShardId } from "../sharding/shard-id.js";

@@ -1,10 +1,10 @@
 /**
- * Settings of the Split Brain Resolver (docs/architecture.md, "Split Brain Resolver": downing is never automatic by
- * timeout; the SBR decides). One validated object: the active strategy, how long the
- * unreachable set must be stable before deciding, the instability bound, and the
- * per-strategy parameters. A strategy that needs a parameter without default
- * (static-quorum's quorumSize, lease-majority's lease implementation) fails validation
- * when it is active and the parameter is missing.
+ * Settings of the Split Brain Resolver (docs/architecture.md, "Split Brain Resolver":
+ * downing is never automatic by timeout; the SBR decides). One validated object: the active
+ * strategy, how long the unreachable set must be stable before deciding, the instability
+ * bound, and the per-strategy parameters. A strategy that needs a parameter without default
+ * (static-quorum's quorumSize, lease-majority's lease implementation) fails validation when
+ * it is active and the parameter is missing.
  *
  * downAllWhenUnstable: "on" (default) derives the bound from stableAfterMs as
  * max(4 s, 3/4 of stableAfterMs) (15 s for the default 20 s); "off" disables it; a

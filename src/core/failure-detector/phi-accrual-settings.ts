@@ -1,8 +1,9 @@
 /**
  * Settings of the phi accrual failure detector, with defaults and validation
- * (docs/architecture.md, "Failure detection": threshold 8, acceptable pause 3 s, min std-dev 100 ms, window 1000).
- * Validated once when a detector is created, so a bad value fails at startup with a
- * ConfigError naming the key rather than silently skewing failure detection.
+ * (docs/architecture.md, "Failure detection": threshold 8, acceptable pause 3 s, min
+ * std-dev 100 ms, window 1000). Validated once when a detector is created, so a bad value
+ * fails at startup with a ConfigError naming the key rather than silently skewing failure
+ * detection.
  */
 import { ConfigError } from "../../base/errors.js";
 import { int, ms, type Rule, type RulesOf, resolveSettings } from "../../base/settings.js";

@@ -3,7 +3,7 @@
  * call takes the current monotonic time `nowMs` (from the Clock port), so the simulator
  * and tests drive it deterministically.
  *
- * Behaviour (normative: reference-vectors phi-accrual.json):
+ * Behaviour (normative: test/fixtures/reference-vectors/phi-accrual.json, docs/conformance.md):
  * - Before the first heartbeat phi is 0, the peer counts as available and
  *   `isMonitoring` is false.
  * - The first heartbeat seeds the history with E - E/4 and E + E/4

@@ -6,10 +6,10 @@
  *
  * The normal CDF is approximated with the logistic formula used by Akka/Pekko
  * (y = (t - mean) / sd; e = exp(-y * (1.5976 + 0.070566 * y^2))). This is deliberate and
- * normative (reference-vectors phi-accrual.json): in the tails it gives much higher phi
- * than the exact CDF (15.3 instead of 11.9 at +7 sd), which is what decides when a node
- * is declared unavailable, so clusters mixing implementations agree. Two algebraically
- * equal branches keep precision on each side of the mean.
+ * normative (test/fixtures/reference-vectors/phi-accrual.json): in the tails it gives much
+ * higher phi than the exact CDF (15.3 instead of 11.9 at +7 sd), which is what decides when
+ * a node is declared unavailable, so clusters mixing implementations agree. Two
+ * algebraically equal branches keep precision on each side of the mean.
  */
 
 const LOGISTIC_A = 1.5976;

@@ -8,7 +8,7 @@
  * with equality (Pekko treats such addresses as equal). Leader choice, member ordering
  * and every sorted collection in the membership model rely on this order.
  */
-import { ShardkitError } from "../../base/errors.js";
+import { InvalidAddressError } from "../../base/errors.js";
 
 /** Network address of an actor system. Plain immutable data. */
 export interface Address {
@@ -22,12 +22,7 @@ export interface Address {
   readonly port: number;
 }
 
-/** An address string could not be parsed or has invalid parts. */
-export class InvalidAddressError extends ShardkitError {
-  constructor(input: string, reason: string) {
-    super("INVALID_ADDRESS", `invalid address "${input}": ${reason}`, { input, reason });
-  }
-}
+export { InvalidAddressError };
 
 const ADDRESS_RE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^@/]+)@(.+):(\d{1,5})$/;
 const PORT_MAX = 65_535;

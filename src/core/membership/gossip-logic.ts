@@ -1,7 +1,7 @@
 /**
- * The decisions of the push-pull gossip protocol (docs/cluster.md, "Gossip and convergence"), as pure
- * functions of one node's membership view: whom to gossip with, what to do with a
- * received gossip or gossip status, and how many rounds to run per interval.
+ * The decisions of the push-pull gossip protocol (docs/cluster.md, "Gossip and
+ * convergence"), as pure functions of one node's membership view: whom to gossip with, what
+ * to do with a received gossip or gossip status, and how many rounds to run per interval.
  *
  * - Target choice is random but biased: with probability p (0.8 by default, reduced
  *   linearly above reduceGossipDifferentViewProbabilityAboveMembers members down to p/10

@@ -1,9 +1,9 @@
 /**
- * The gossiped cluster state (docs/cluster.md, "Gossip and convergence"): the member list, the overview
- * (who has seen this version, the reachability table), the vector-clock version and the
- * tombstones of removed nodes. It is a CRDT-like value: `mergeGossip` reconciles two
- * concurrent versions monotonically (a status never moves back in merge precedence, a
- * removed node never returns).
+ * The gossiped cluster state (docs/cluster.md, "Gossip and convergence"): the member list,
+ * the overview (who has seen this version, the reachability table), the vector-clock
+ * version and the tombstones of removed nodes. It is a CRDT-like value: `mergeGossip`
+ * reconciles two concurrent versions monotonically (a status never moves back in merge
+ * precedence, a removed node never returns).
  *
  * Invariants (checked on every construction, violations are assertion failures):
  * - members sorted by member order, one per node, none with status removed, none

@@ -1,9 +1,10 @@
 /**
- * Who monitors whom (docs/cluster.md, "Failure detection"): every node sends heartbeats to a
- * bounded set of peers taken from a ring of all nodes ordered by the murmur3 hash of
+ * Who monitors whom (docs/cluster.md, "Failure detection"): every node sends heartbeats to
+ * a bounded set of peers taken from a ring of all nodes ordered by the murmur3 hash of
  * their unique address. Each node picks its successors on the ring, so every node is
- * monitored by its predecessors, and every node computes the same ring from the same
- * member set whatever order it learned the members in (docs/architecture.md, "The determinism boundary").
+ * monitored by its predecessors, and every node computes the same ring from the same member
+ * set whatever order it learned the members in (docs/architecture.md, "The determinism
+ * boundary").
  *
  * Unreachable nodes: walking the ring, a sender keeps going until it has
  * `monitoredByNrOfMembers` REACHABLE receivers, so reachable members stay monitored when

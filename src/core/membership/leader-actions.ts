@@ -10,7 +10,7 @@
  * - leaving -> exiting;
  * - exiting -> removed when the exiting node has confirmed (exitingConfirmed), has itself
  *   seen the converged gossip in which it is exiting (so every node has seen exiting,
- *   as the seed requires), or is unreachable (it has shut down);
+ *   as the membership protocol requires), or is unreachable (it has shut down);
  * - down -> removed once it is unreachable (a downed node that is still running sees its
  *   status, shuts down and then becomes unreachable);
  * removals leave a tombstone stamped `nowMs`, so a removed incarnation never returns.

@@ -1,7 +1,7 @@
 /**
- * Lifecycle status of a cluster member (docs/cluster.md, "Members and their states"). A member moves forward
- * through these states and never back; "down" and "removed" are terminal for an
- * incarnation. Unreachability is a separate flag, not a status.
+ * Lifecycle status of a cluster member (docs/cluster.md, "Members and their states"). A
+ * member moves forward through these states and never back; "down" and "removed" are
+ * terminal for an incarnation. Unreachability is a separate flag, not a status.
  *
  * Statuses are lower-case kebab strings so they read well in logs, JSON and the HTTP API.
  */

@@ -4,8 +4,9 @@
  * Members, seen sets, tombstones, reachability rows and vector-clock entries are kept as
  * arrays sorted by a total order. That makes every value canonical (two equal states are
  * structurally equal whatever the order of the updates that built them), keeps iteration
- * deterministic across nodes (docs/architecture.md, "The determinism boundary") and serialises as plain data. Lookups are
- * binary searches; updates copy the array, which is the immutable-update cost we accept.
+ * deterministic across nodes (docs/architecture.md, "The determinism boundary") and
+ * serialises as plain data. Lookups are binary searches; updates copy the array, which is
+ * the immutable-update cost we accept.
  */
 
 /** Three-way comparison: negative, zero or positive. */

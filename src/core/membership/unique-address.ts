@@ -1,8 +1,8 @@
 /**
- * Identity of one incarnation of a node: its Address plus a random `uid` chosen at
- * start-up (docs/architecture.md, "Membership and gossip": host:port:uid). A restarted process on the same host:port
- * gets a new uid and is a different node, which is what lets the cluster refuse a downed
- * or removed incarnation forever.
+ * Identity of one incarnation of a node: its Address plus a random `uid` chosen at start-up
+ * (docs/architecture.md, "Membership and gossip": host:port:uid). A restarted process on
+ * the same host:port gets a new uid and is a different node, which is what lets the cluster
+ * refuse a downed or removed incarnation forever.
  *
  * String form `protocol://system@host:port#uid` is canonical: two unique addresses are
  * equal iff their strings are equal, so the string doubles as a map key. Ordering is the

@@ -6,11 +6,11 @@
  * coordinator is found fast, a missing one is not flooded.
  *
  * A region that stays unregistered warns every warnIntervalMs (first after warnIntervalMs)
- * with the likely causes (scenario S16, docs/scenarios.md): sharding not started on the coordinator's node
- * (then no coordinator is found at all: its singleton runs only where the type is
- * started), the role of this node, no cluster joined. A region that was registered before
- * and lost its coordinator says so instead (a failover, not a misconfiguration). Time is
- * an input.
+ * with the likely causes (scenario S16, docs/scenarios.md): sharding not started on the
+ * coordinator's node (then no coordinator is found at all: its singleton runs only where
+ * the type is started), the role of this node, no cluster joined. A region that was
+ * registered before and lost its coordinator says so instead (a failover, not a
+ * misconfiguration). Time is an input.
  */
 import { type RegionSettings, registrationDelayMs } from "./region-settings.js";
 import type { CoordinatorRef } from "./region-types.js";

@@ -1,7 +1,7 @@
 /**
  * Settings of a shard region or proxy (region-machine.ts). One validated object per
- * docs/architecture.md, house rule 2: every interval and bound has its unit in the name, a default and a
- * range. `resolveRegionSettings` is the only way the machine gets them.
+ * docs/architecture.md, house rule 2: every interval and bound has its unit in the name, a
+ * default and a range. `resolveRegionSettings` is the only way the machine gets them.
  */
 import { ConfigError } from "../../base/errors.js";
 import { int, ms, type RulesOf, resolveSettings } from "../../base/settings.js";

@@ -1,7 +1,7 @@
 /**
  * Settings of one shard (the entity lifecycle inside a shard, shard-machine.ts). One
- * validated object per docs/architecture.md, house rule 2: every interval and bound has its unit in the
- * name, a default and a range.
+ * validated object per docs/architecture.md, house rule 2: every interval and bound has its
+ * unit in the name, a default and a range.
  *
  * Automatic passivation (idle timeout, active-entity limit) is always off while
  * rememberEntities is on: a remembered entity is meant to keep running until it

@@ -1,6 +1,6 @@
 /**
- * Coordinated shutdown, sans-IO (docs/architecture.md, "Layers"): the phases as data, their settings,
- * the run order, the reasons, and the machine that walks the phases. The driver
+ * Coordinated shutdown, sans-IO (docs/architecture.md, "Layers"): the phases as data, their
+ * settings, the run order, the reasons, and the machine that walks the phases. The driver
  * (cluster/shutdown) runs the tasks, owns the phase timer and the promise.
  */
 export * from "./phase-order.js";

@@ -7,7 +7,7 @@
 import type { Disposable } from "../../base/disposable.js";
 import { ConfigError } from "../../base/errors.js";
 import type { Clock } from "../../ports/clock.js";
-import type { Lease } from "../../ports/lease.js";
+import { type Lease, LeaseLostError, LeaseUnavailableError } from "../../ports/lease.js";
 import type { Scheduler } from "../../ports/scheduler.js";
 
 interface Holder {
@@ -61,7 +61,7 @@ export class MemoryLeaseStore {
 
   /** @internal */
   tryAcquire(name: string, owner: string, ttlMs: number): boolean {
-    this.assertReachable(owner);
+    this.assertReachable(name, owner);
     const now = this.clock.now();
     const h = this.holders.get(name);
     if (h !== undefined && h.owner !== owner && h.expiresAt > now) return false;
@@ -71,15 +71,16 @@ export class MemoryLeaseStore {
 
   /** @internal */
   release(name: string, owner: string): boolean {
-    this.assertReachable(owner);
+    this.assertReachable(name, owner);
     const h = this.holders.get(name);
     if (h === undefined || h.owner !== owner) return false;
     this.holders.delete(name);
     return true;
   }
 
-  private assertReachable(owner: string): void {
-    if (this.unreachableOwners.has(owner)) throw new Error(`lease store unreachable from ${owner}`);
+  private assertReachable(name: string, owner: string): void {
+    if (this.unreachableOwners.has(owner))
+      throw new LeaseUnavailableError(name, owner, `lease store unreachable from ${owner}`);
   }
 }
 
@@ -129,7 +130,7 @@ export class MemoryLease implements Lease {
           this.scheduleRenewal();
           return;
         }
-        this.lost(new Error("lease taken by another owner"));
+        this.lost(new LeaseLostError(this.name, this.owner));
       } catch (error) {
         // Unreachable store: keep believing until the ttl passes, retry meanwhile.
         if (this.checkLease()) this.scheduleRenewal();

@@ -13,7 +13,7 @@ import type pg from "pg";
 import type { Disposable } from "../../base/disposable.js";
 import { ConfigError } from "../../base/errors.js";
 import type { Clock } from "../../ports/clock.js";
-import type { Lease } from "../../ports/lease.js";
+import { type Lease, LeaseLostError } from "../../ports/lease.js";
 import type { Scheduler } from "../../ports/scheduler.js";
 import {
   defaultLeaseTimings,
@@ -148,7 +148,7 @@ export class PostgresLease implements Lease {
         if (this.released) return;
         this.heldUntil = sentAt + this.timings.ttlMs;
         this.scheduleRenewal();
-      } else this.lost(new Error(`lease ${this.name} was taken by another owner`));
+      } else this.lost(new LeaseLostError(this.name, this.owner));
     } catch (error) {
       if (this.checkLease()) this.scheduleRenewal();
       else this.lost(error);

@@ -2,10 +2,10 @@
  * Maps why a connect attempt failed to a stable TransportError reason.
  *
  * The reason depends on the phase the attempt had reached, not on message text
- * (docs/architecture.md, house rule 3): once TCP is established, any failure before the connection is
- * handed out (an error, the peer hanging up, a certificate problem) is "tls", because
- * that phase exists only to run the handshake and let the server verify us. A timeout is
- * always "connect-timeout", whatever the phase.
+ * (docs/architecture.md, house rule 3): once TCP is established, any failure before the
+ * connection is handed out (an error, the peer hanging up, a certificate problem) is "tls",
+ * because that phase exists only to run the handshake and let the server verify us. A
+ * timeout is always "connect-timeout", whatever the phase.
  *
  * Kept pure so the timeout mapping is unit-tested even though a TCP-level connect
  * timeout cannot be provoked reliably on loopback.

@@ -1,6 +1,7 @@
 /**
- * The real runtime: ports backed by Node's clock, timers, randomness and stderr.
- * This folder is the only place in shardkit allowed to touch them (docs/architecture.md, "The determinism boundary").
+ * The real runtime: ports backed by Node's clock, timers, randomness and stderr. This
+ * folder is the only place in shardkit allowed to touch them (docs/architecture.md, "The
+ * determinism boundary").
  */
 import type { Logger, LogLevel } from "../../ports/logger.js";
 import type { Runtime } from "../../ports/runtime.js";

@@ -1,7 +1,8 @@
 /**
  * Settings of {@link TcpTransport}: defaults, units and validation in one place
- * (docs/architecture.md, house rule 2). Every key is validated at construction and a bad value throws a
- * ConfigError naming `transport.<key>`; unknown keys are rejected so a typo cannot pass.
+ * (docs/architecture.md, house rule 2). Every key is validated at construction and a bad
+ * value throws a ConfigError naming `transport.<key>`; unknown keys are rejected so a typo
+ * cannot pass.
  */
 import { ConfigError } from "../../base/errors.js";
 import { bool, int, type Rule, type RulesOf, resolveSettings } from "../../base/settings.js";

@@ -20,6 +20,7 @@ export {
 export { SeededRandom } from "./seeded-random.js";
 export { nodeSeed, rootSeed } from "./seeds.js";
 export { SimClock, type SimClockOptions, type WorldTime } from "./sim-clock.js";
+export { SimStepsExceededError } from "./sim-errors.js";
 export { SimLogger, type SimLogSink } from "./sim-logger.js";
 export { type SimEventHost, SimScheduler } from "./sim-scheduler.js";
 export {

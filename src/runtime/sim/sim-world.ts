@@ -16,7 +16,6 @@
  */
 import { assert } from "../../base/assert.js";
 import type { Disposable } from "../../base/disposable.js";
-import { ShardkitError } from "../../base/errors.js";
 import type { LogFields, LogLevel } from "../../ports/logger.js";
 import { levelRank } from "../../ports/logger.js";
 import type { Random } from "../../ports/random.js";
@@ -27,6 +26,7 @@ import { EventQueue } from "./event-queue.js";
 import { SeededRandom } from "./seeded-random.js";
 import { nodeSeed, rootSeed } from "./seeds.js";
 import { SimClock, type SimClockOptions } from "./sim-clock.js";
+import { SimStepsExceededError } from "./sim-errors.js";
 import { SimLogger, type SimLogSink } from "./sim-logger.js";
 import { SimScheduler } from "./sim-scheduler.js";
 import { Trace, type TraceEntry } from "./trace.js";
@@ -241,9 +241,8 @@ export class SimWorld {
     this.running = true;
   }
 
-  private stepLimitError(): ShardkitError {
-    return new ShardkitError(
-      "SIM_STEPS_EXCEEDED",
+  private stepLimitError(): SimStepsExceededError {
+    return new SimStepsExceededError(
       `simulation ran ${this.stepsPerRunMax} events in one run without reaching its goal (${this.describe()})`,
       { seed: this.seed, timeMs: this.time, stepsPerRunMax: this.stepsPerRunMax },
     );

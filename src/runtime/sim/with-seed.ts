@@ -1,18 +1,23 @@
 /**
- * Running a simulation so that its failure names its seed (docs/architecture.md, "The determinism boundary"): a failing
- * seed is the whole reproduction, so it must appear in every failure message.
+ * Running a simulation so that its failure names its seed (docs/architecture.md, "The
+ * determinism boundary"): a failing seed is the whole reproduction, so it must appear in
+ * every failure message.
  */
+import { ShardkitError } from "../../base/errors.js";
 import { SimWorld, type SimWorldOptions } from "./sim-world.js";
 
 /** A simulation failed; the message starts with `[sim seed=<n>] `, `cause` is the original. */
-export class SimFailure extends Error {
+export class SimFailure extends ShardkitError {
   readonly seed: number;
   /** World time at which the failure surfaced. */
   readonly timeMs: number;
 
   constructor(seed: number, timeMs: number, cause: unknown) {
-    super(`[sim seed=${seed}] ${messageOf(cause)} (at t=${timeMs})`, { cause });
-    this.name = "SimFailure";
+    super("SIM_FAILED", `[sim seed=${seed}] ${messageOf(cause)} (at t=${timeMs})`, {
+      seed,
+      timeMs,
+    });
+    this.cause = cause;
     this.seed = seed;
     this.timeMs = timeMs;
   }

@@ -77,9 +77,9 @@ describe("sbr settings", () => {
     expect(configKey(() => resolveSbrSettings({ activeStrategy: "lease-majority" }))).toBe(
       "sbr.leaseMajority.leaseImplementation",
     );
-    expect(configKey(() => resolveSbrSettings({ activeStrategy: "keep-everyone" as "down-all" }))).toBe(
-      "sbr.activeStrategy",
-    );
+    expect(
+      configKey(() => resolveSbrSettings({ activeStrategy: "keep-everyone" as "down-all" })),
+    ).toBe("sbr.activeStrategy");
     expect(configKey(() => resolveSbrSettings({ stableAfterMs: 0 }))).toBe("sbr.stableAfterMs");
     expect(configKey(() => resolveSbrSettings({ downAllWhenUnstable: "maybe" as "on" }))).toBe(
       "sbr.downAllWhenUnstable",

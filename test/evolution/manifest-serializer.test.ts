@@ -105,9 +105,10 @@ describe.each([1, 2])("members on two versions (seed %i)", (seed) => {
       { kind: "Credit", amount: 5 },
       { kind: "Credit", amount: 7 },
     ]);
-    expect(dead[0]?.reason).toBe("unknown-manifest");
-    expect(dead[0]?.cause).toBeInstanceOf(UnknownManifestError);
-    expect((dead[0]?.cause as UnknownManifestError).fields.manifest).toBe("Withdraw");
+    const [letter] = dead;
+    expect(letter?.reason).toBe("unknown-manifest");
+    expect(letter?.cause).toBeInstanceOf(UnknownManifestError);
+    expect((letter?.cause as UnknownManifestError).fields.manifest).toBe("Withdraw");
     expect(v2.remoting.stats.unknownManifests).toBe(1);
     expect(v2.remoting.stats.badMessages).toBe(0);
   });

@@ -7,8 +7,9 @@
  * shard. After the faults everything is healed and restarted, and every entity must
  * answer again (liveness).
  *
- * S20w is the same run biased toward the dangerous windows (docs/testing.md): links have
- * jitter (messages race), entities passivate now and then, more members leave, and half
+ * S20w is the same run biased toward the dangerous windows (docs/testing.md): messages
+ * flow all the time, links have jitter (messages race), entities passivate now and
+ * then, more members leave, and half
  * of the fault steps arm a trigger instead of striking blindly: the lifecycle listener
  * (the oracle's feed) fires it on the next shard or entity event — an entity stopping
  * (a hand-off or passivation under way) or a shard starting (a new home) — and it
@@ -49,6 +50,8 @@ const SETTLE_ROUNDS = 4;
 const EXTRAS: NodeExtras = { numberOfShards: 30 };
 /** Link jitter of the biased run (ms): forwarded messages race hand-off messages. */
 const BIASED_JITTER_MS = 8;
+/** Biased: a couple of messages every FLOW_TICK_MS between fault steps. */
+const FLOW_TICK_MS = 100;
 
 /** A lifecycle event a trigger waits for: something is moving on `host` right now. */
 type WindowEvent = "entity-stopped" | "shard-started";
@@ -216,6 +219,24 @@ async function runS20(seed: number, biased: boolean): Promise<{ fired: number }>
       }
   };
   const note = (what: string) => c.log.push(`t=${Math.round(world.now)} ${what}`);
+  /**
+   * Time passes; biased: with messages flowing all along (a shard moving while nobody
+   * writes to it opens no window: its new home starts it only at the next message).
+   */
+  const flow = async (ms: number) => {
+    if (!biased) {
+      await world.advance(ms);
+      return;
+    }
+    for (let t = 0; t < ms; t += FLOW_TICK_MS) {
+      const up = c.upNodes();
+      for (let i = 0; i < 2 && up.length > 0; i++) {
+        const [, from] = pick(up);
+        ClusterSharding.get(from).entityRefFor(CounterKey, pick(ids)).tell({ type: "add", n: 1 });
+      }
+      await world.advance(Math.min(FLOW_TICK_MS, ms - t));
+    }
+  };
 
   /** A fault for a trigger: strike the member at its window (or the coordinator's). */
   const armTrigger = () => {
@@ -258,7 +279,7 @@ async function runS20(seed: number, biased: boolean): Promise<{ fired: number }>
         await c.restart(back);
       }
       armTrigger();
-      await world.advance(1_000 + rnd.nextInt(3_000));
+      await flow(1_000 + rnd.nextInt(3_000));
       continue;
     }
     const fault = rnd.nextInt(6);
@@ -306,7 +327,7 @@ async function runS20(seed: number, biased: boolean): Promise<{ fired: number }>
       note(`leave ${leaver}`);
       void (c.procs.get(leaver) as Proc).node.shutdown("user");
     }
-    await world.advance(1_000 + rnd.nextInt(3_000));
+    await flow(1_000 + rnd.nextInt(3_000));
   }
 
   // heal everything, bring every dead node back, and let the cluster settle

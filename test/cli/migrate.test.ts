@@ -161,10 +161,11 @@ describe("shardkit CLI", () => {
 });
 
 if (PG_URL === undefined) {
+  // A visible skip, not an assertion-free pass: the line on stdout and a skipped test in
+  // the report.
+  console.log("SKIP shardkit migrate against PostgreSQL: SHARDKIT_PG_URL is not set");
   describe("shardkit migrate (PostgreSQL)", () => {
-    it("is skipped without SHARDKIT_PG_URL", () => {
-      console.log("SKIP shardkit migrate against PostgreSQL: SHARDKIT_PG_URL is not set");
-    });
+    it.skip("creates the journal, snapshot and lease tables, and is idempotent (needs SHARDKIT_PG_URL)", () => {});
   });
 } else {
   const url = PG_URL;

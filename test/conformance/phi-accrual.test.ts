@@ -251,6 +251,41 @@ describe("phi accrual detector (shardkit)", () => {
     expect(fd.intervals()).toEqual([750, 1250, 1000]);
   });
 
+  // The spec (phi-accrual.json, semantics.phiAtTime) makes availability a STRICT
+  // comparison: phi < threshold. None of the reference vectors lands exactly on the
+  // threshold, so `<=` would pass them all; these pin the boundary itself.
+  describe("threshold boundary: phi exactly at the threshold is unavailable", () => {
+    // seeded history [750, 1250]: mean 1000, stdDeviation 250; no pause allowance
+    const atMs = 1500;
+    const threshold = phi(atMs, 1000, 250);
+    const detector = () => {
+      const fd = new PhiAccrualFailureDetector({ threshold, acceptableHeartbeatPauseMs: 0 });
+      fd.heartbeat(0);
+      return fd;
+    };
+
+    it("phi at the boundary equals the threshold bit for bit", () => {
+      expect(threshold).toBeGreaterThan(1);
+      expect(detector().phi(atMs)).toBe(threshold);
+      expect(detector().phi(atMs - 1)).toBeLessThan(threshold);
+    });
+
+    it("isAvailable is false at phi == threshold and true one millisecond earlier", () => {
+      const fd = detector();
+      expect(fd.isAvailable(atMs - 1)).toBe(true);
+      expect(fd.isAvailable(atMs)).toBe(false);
+    });
+
+    it("a heartbeat arriving exactly at the threshold is not recorded; one just before is", () => {
+      const at = detector();
+      at.heartbeat(atMs);
+      expect(at.intervals()).toEqual([750, 1250]);
+      const before = detector();
+      before.heartbeat(atMs - 1);
+      expect(before.intervals()).toEqual([750, 1250, atMs - 1]);
+    });
+  });
+
   it("refuses a clock that goes backwards", () => {
     const fd = new PhiAccrualFailureDetector();
     fd.heartbeat(100);

@@ -5,6 +5,12 @@
  * virtual time, node crashes, removals and coordinator restarts (persistent or regions
  * recovery). Every output is checked as it happens; a violation throws.
  *
+ * Real timing windows: a region told HandOff keeps running the shard for a random,
+ * seeded time (`stopDelayMaxMs`, 0 = instant) before it reports ShardStopped, like a real
+ * region whose entities take time to stop. Until then the shard still counts as running
+ * there, so a coordinator that moves a shard before ShardStopped meets the "one home per
+ * shard" oracle inside that window.
+ *
  * Oracles:
  * - one home per shard: at no time do two live regions run the same shard (a region runs
  *   a shard from HostShard, or ShardHome naming itself, until HandOff or its death);
@@ -15,6 +21,7 @@
  * - the driver never sees two writes at once.
  */
 
+import { Xoshiro128 } from "../../../src/base/prng.js";
 import type {
   CoordinatorInput,
   CoordinatorMember,
@@ -54,6 +61,23 @@ export interface HarnessConfig {
   readonly mode: "persistent" | "regions";
   readonly settings: Partial<CoordinatorSettings>;
   readonly strategy: () => CoordinatorAllocationStrategy;
+  /**
+   * Upper bound (ms, virtual time) of the time a region takes to stop a shard after
+   * HandOff; each stop draws from [0, stopDelayMaxMs] with `seed` (a quarter of them are
+   * instant). Undefined or 0: every stop is instant.
+   */
+  readonly stopDelayMaxMs?: number;
+  /** Seed of the stop delays. */
+  readonly seed?: number;
+}
+
+/** A shard a region was told to hand off and is still stopping. */
+interface PendingStop {
+  readonly node: SimNode;
+  readonly shard: string;
+  handOffId: number;
+  readonly atMs: number;
+  readonly order: number;
 }
 
 /** See the module comment. */
@@ -74,9 +98,15 @@ export class CoordinatorHarness {
   /** Last HostShard target per shard, until that region stops the shard or dies. */
   private readonly hostedBy = new Map<string, string>();
   readonly trace: string[] = [];
+  /** Shards being stopped after HandOff, per `node:shard`. */
+  private readonly stopping = new Map<string, PendingStop>();
+  private readonly stopRandom: Xoshiro128;
+  /** Stops that took a non-zero time (for tests that check the windows exist). */
+  delayedStops = 0;
 
   constructor(private readonly config: HarnessConfig) {
     this.machine = this.newMachine();
+    this.stopRandom = new Xoshiro128(config.seed ?? 0);
   }
 
   private newMachine(): CoordinatorMachine {
@@ -177,6 +207,7 @@ export class CoordinatorHarness {
     n.alive = false;
     n.running.clear();
     n.requested.clear();
+    for (const [key, p] of this.stopping) if (p.node === n) this.stopping.delete(key);
     this.toNode.set(n.idx, []);
     for (const [s, r] of this.hostedBy) if (r === n.id) this.hostedBy.delete(s);
     n.reachable = false;
@@ -261,13 +292,28 @@ export class CoordinatorHarness {
     this.feed({ type: "persist-failed", batchId: w.batchId, reason: "injected" });
   }
 
+  /** Shards still stopping after HandOff (the hand-off windows open now). */
+  get stopsInProgress(): number {
+    return this.stopping.size;
+  }
+
+  /** Moves virtual time: timers fire and shard stops complete in time order. */
   advance(ms: number): void {
     const until = this.now + ms;
     for (;;) {
       const due = [...this.timers].filter(([, [at]]) => at <= until);
-      if (due.length === 0) break;
       due.sort(([, a], [, b]) => a[0] - b[0] || a[1] - b[1]);
-      const [key, [at]] = due[0] as [string, [number, number]];
+      const stops = [...this.stopping.values()].filter((p) => p.atMs <= until);
+      stops.sort((a, b) => a.atMs - b.atMs || a.order - b.order);
+      const timer = due[0];
+      const stop = stops[0];
+      if (stop !== undefined && (timer === undefined || stop.atMs <= timer[1][0])) {
+        this.now = stop.atMs;
+        this.finishStop(stop);
+        continue;
+      }
+      if (timer === undefined) break;
+      const [key, [at]] = timer;
       this.timers.delete(key);
       this.now = at;
       this.feed({ type: "timer", key });
@@ -347,16 +393,57 @@ export class CoordinatorHarness {
           from: n.id,
         });
         return;
-      case "hand-off":
-        n.running.delete(msg.shard);
-        this.fromNode(n, {
-          type: "shard-stopped",
+      case "hand-off": {
+        const key = `${n.idx}:${msg.shard}`;
+        const inProgress = this.stopping.get(key);
+        if (inProgress !== undefined) {
+          // a newer attempt while stopping: answer it when the stop completes
+          inProgress.handOffId = msg.handOffId;
+          return;
+        }
+        const delay = n.running.has(msg.shard) ? this.stopDelay() : 0;
+        if (delay === 0) {
+          n.running.delete(msg.shard);
+          this.fromNode(n, {
+            type: "shard-stopped",
+            shard: msg.shard,
+            handOffId: msg.handOffId,
+            from: n.id,
+          });
+          return;
+        }
+        this.delayedStops++;
+        this.trace.push(`${n.id} stopping ${msg.shard} until ${this.now + delay}`);
+        this.stopping.set(key, {
+          node: n,
           shard: msg.shard,
           handOffId: msg.handOffId,
-          from: n.id,
+          atMs: this.now + delay,
+          order: this.timerSeq++,
         });
         return;
+      }
     }
+  }
+
+  private stopDelay(): number {
+    const max = this.config.stopDelayMaxMs ?? 0;
+    if (max <= 0 || this.stopRandom.next() < 0.25) return 0;
+    return 1 + Math.floor(this.stopRandom.next() * max);
+  }
+
+  /** The region's shard finished stopping: it stops running and reports ShardStopped. */
+  private finishStop(p: PendingStop): void {
+    this.stopping.delete(`${p.node.idx}:${p.shard}`);
+    if (!p.node.alive) return;
+    p.node.running.delete(p.shard);
+    this.trace.push(`${p.node.id} stopped ${p.shard}`);
+    this.fromNode(p.node, {
+      type: "shard-stopped",
+      shard: p.shard,
+      handOffId: p.handOffId,
+      from: p.node.id,
+    });
   }
 
   private onHome(n: SimNode, shard: string, region: string): void {

@@ -4,7 +4,8 @@
  * harness world (coordinator-harness.ts): random interleavings of registrations,
  * requests, message deliveries, writes that succeed or fail, rebalance ticks, timeouts,
  * graceful shutdowns, crashes, removals and coordinator restarts never run a shard in two
- * live regions, never announce a home the store does not hold, and — once the world
+ * live regions (regions take a random, seeded time to stop a handed-off shard, so the
+ * hand-off windows are open), never announce a home the store does not hold, and — once the world
  * settles — answer every request when a region can take shards.
  */
 import fc from "fast-check";
@@ -24,6 +25,20 @@ describe("CoordinatorMachine properties", () => {
         expect(h.replayMatches()).toBe(true);
       }),
     );
+  });
+
+  it("the harness opens hand-off windows: regions keep running a shard while it stops", () => {
+    // Without windows (instant stops) a coordinator that moves a shard before ShardStopped
+    // goes unseen by this suite; see coordinator-harness.ts.
+    let delayed = 0;
+    let seenInProgress = false;
+    for (const s of fc.sample(scenario, { seed: 0x57a9, numRuns: 60 })) {
+      const h = run({ ...s, stopDelayMaxMs: 2_000 });
+      delayed += h.delayedStops;
+      if (h.stopsInProgress > 0) seenInProgress = true;
+    }
+    expect(delayed).toBeGreaterThan(10);
+    expect(seenInProgress).toBe(true);
   });
 
   it("once the world settles, every request is answered when a region can take shards", () => {

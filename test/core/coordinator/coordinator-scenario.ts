@@ -34,7 +34,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     weight: 3,
     arbitrary: fc.record({
       t: fc.constant("advance" as const),
-      ms: fc.constantFrom(1_000, 10_000, 60_000),
+      ms: fc.constantFrom(100, 400, 1_000, 10_000, 60_000),
     }),
   },
   { weight: 6, arbitrary: fc.constant({ t: "tick" as const }) },
@@ -184,6 +184,7 @@ export const scenario = fc.record({
   minNrOfMembers: fc.integer({ min: 1, max: 2 }),
   rememberEntities: fc.boolean(),
   initialRegions: fc.integer({ min: 1, max: 3 }),
+  stopDelayMaxMs: fc.constantFrom(0, 500, 2_000),
   actions: fc.array(action, { minLength: 20, maxLength: 250, size: "max" }),
 });
 
@@ -198,6 +199,8 @@ export function run(s: Scenario): CoordinatorHarness {
     },
     strategy: () =>
       s.chaos ? chaosStrategy(s.seed) : leastShardStrategy({ absoluteLimit: 3, relativeLimit: 1 }),
+    stopDelayMaxMs: s.stopDelayMaxMs,
+    seed: s.seed,
   });
   for (let i = 0; i < s.initialRegions; i++) h.addNode(false);
   for (const a of s.actions) apply(h, a);
@@ -212,5 +215,7 @@ export interface Scenario {
   minNrOfMembers: number;
   rememberEntities: boolean;
   initialRegions: number;
+  /** See HarnessConfig.stopDelayMaxMs. */
+  stopDelayMaxMs: number;
   actions: Action[];
 }

@@ -14,7 +14,9 @@
  * - the messages the world believes buffered differ from the machine's count, or dead
  *   letters from its counter (a message vanished or was invented);
  * - a proxy starts a shard, a shard is started while its actor exists, or a message goes
- *   to a local shard that is not up or is stopping.
+ *   to a local shard that is not up or is stopping;
+ * - the hand-off barrier: a BeginHandOffAck for a shard whose home was another region
+ *   goes anywhere but through that region (behind the messages forwarded there).
  */
 import { RegionMachine } from "../../../src/core/region/region-machine.js";
 import type {
@@ -176,9 +178,16 @@ export class RegionWorld {
         this.feed({ type: "coordinator-changed", coordinator: a.coordinator });
         return;
       case "from": {
-        const current = this.machine.view().coordinator ?? "C1";
+        const view = this.machine.view();
+        const current = view.coordinator ?? "C1";
         const from = a.stale ? (current === "C1" ? "C2" : "C1") : current;
-        this.feed({ type: "coordinator-message", from, message: a.message });
+        const m = a.message;
+        const home =
+          m.type === "begin-hand-off"
+            ? view.homes.find((h) => h.shard === m.shard)?.region
+            : undefined;
+        const outputs = this.feed({ type: "coordinator-message", from, message: m });
+        if (m.type === "begin-hand-off") this.checkAckBarrier(m.shard, home, outputs);
         return;
       }
       case "shard-up":
@@ -317,6 +326,33 @@ export class RegionWorld {
       case "log":
         return;
     }
+  }
+
+  /**
+   * The hand-off barrier (order per sender across regions): when the shard's home was
+   * another region, messages may still be on their way there, so the ack must travel
+   * behind them, through that region; otherwise straight to the coordinator.
+   */
+  private checkAckBarrier(
+    shard: string,
+    home: string | undefined,
+    outputs: readonly RegionOutput<string>[],
+  ): void {
+    const acks = outputs.filter(
+      (o) =>
+        (o.type === "send-to-coordinator" || o.type === "relay-to-coordinator") &&
+        o.message.type === "begin-hand-off-ack",
+    );
+    if (acks.length === 0 && this.machine.phase !== "running") return;
+    if (acks.length !== 1) this.fail(`BeginHandOff ${shard}: ${acks.length} acks`);
+    const ack = acks[0];
+    const remote = home !== undefined && home !== this.self;
+    if (remote && (ack?.type !== "relay-to-coordinator" || ack.via !== home))
+      this.fail(
+        `BeginHandOffAck for ${shard} not relayed through its home ${home}: messages forwarded there could reach it after the HandOff`,
+      );
+    if (!remote && ack?.type !== "send-to-coordinator")
+      this.fail(`BeginHandOffAck for ${shard} relayed although ${this.self} forwarded nothing`);
   }
 
   private move(id: string, from: Status, to: Status): void {

@@ -2,7 +2,8 @@
 // `npm run mutate [-- <folder>...] [stryker options]`: mutation testing (StrykerJS) of the
 // safety-critical code, one folder at a time (docs/testing.md, "Mutation testing").
 // Folders: coordinator region shard downing association membership journals oracle
-// (also accepted as core/<name>); no folder = all of them, one after the other.
+// (also accepted as core/<name>); no folder = all of them, one after the other. A path
+// under src/ (a file, a glob, or file:from-to lines) mutates only that.
 // Each folder has its own incremental file and reports under reports/mutation/.
 // Extra arguments starting with "--" go to Stryker (e.g. --concurrency 2).
 // The PostgreSQL journal's conflict checks are only exercised when SHARDKIT_PG_URL is set.
@@ -37,10 +38,16 @@ for (let i = 0; i < args.length; i++) {
     if (i + 1 < args.length && !args[i + 1].startsWith("--") && !a.includes("=")) {
       passThrough.push(args[++i]);
     }
-  } else names.push(a.replace(/^(src\/)?core\//, "").replace(/\/$/, ""));
+  } else if (/[.*:]/.test(a)) names.push(a);
+  else names.push(a.replace(/^(src\/)?core\//, "").replace(/\/$/, ""));
 }
-for (const n of names) {
-  if (!(n in FOLDERS)) {
+// A path under src/ (file, glob or file:lines) mutates just that; its reports are named
+// after it.
+for (const [i, n] of names.entries()) {
+  if (/[.*:]/.test(n)) {
+    names[i] = n.replace(/^src\//, "").replace(/[^A-Za-z0-9.-]+/g, "_");
+    FOLDERS[names[i]] = [n];
+  } else if (!(n in FOLDERS)) {
     console.error(`unknown folder "${n}"; one of: ${Object.keys(FOLDERS).join(" ")}`);
     process.exit(2);
   }

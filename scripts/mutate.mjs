@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// `npm run mutate [-- <folder>...] [stryker options]`: mutation testing (StrykerJS) of the
+// safety-critical code, one folder at a time (docs/testing.md, "Mutation testing").
+// Folders: coordinator region shard downing association membership journals oracle
+// (also accepted as core/<name>); no folder = all of them, one after the other. A path
+// under src/ (a file, a glob, or file:from-to lines) mutates only that.
+// Each folder has its own incremental file and reports under reports/mutation/.
+// Extra arguments starting with "--" go to Stryker (e.g. --concurrency 2).
+// The PostgreSQL journal's conflict checks are only exercised when SHARDKIT_PG_URL is set.
+import { spawnSync } from "node:child_process";
+
+const FOLDERS = {
+  coordinator: ["src/core/coordinator/**/*.ts"],
+  region: ["src/core/region/**/*.ts"],
+  shard: ["src/core/shard/**/*.ts"],
+  downing: ["src/core/downing/**/*.ts"],
+  association: ["src/core/association/**/*.ts"],
+  membership: ["src/core/membership/**/*.ts"],
+  // Only the conflict checks: the expected-sequence-number comparison and the
+  // constraint-violation handling of each journal (line ranges).
+  journals: [
+    "src/persistence/memory/memory-journal.ts:45-50",
+    "src/persistence/sqlite/sqlite-journal.ts:139-173",
+    "src/persistence/postgres/postgres-journal.ts:165-190",
+    "src/persistence/postgres/postgres-journal.ts:225-237",
+  ],
+  oracle: ["src/testing/sharding-oracle.ts"],
+};
+const EXCLUDE = ["!src/**/index.ts"];
+
+const args = process.argv.slice(2);
+const names = [];
+const passThrough = [];
+for (let i = 0; i < args.length; i++) {
+  const a = args[i];
+  if (a.startsWith("--")) {
+    passThrough.push(a);
+    if (i + 1 < args.length && !args[i + 1].startsWith("--") && !a.includes("=")) {
+      passThrough.push(args[++i]);
+    }
+  } else if (/[.*:]/.test(a)) names.push(a);
+  else names.push(a.replace(/^(src\/)?core\//, "").replace(/\/$/, ""));
+}
+// A path under src/ (file, glob or file:lines) mutates just that; its reports are named
+// after it.
+for (const [i, n] of names.entries()) {
+  if (/[.*:]/.test(n)) {
+    names[i] = n.replace(/^src\//, "").replace(/[^A-Za-z0-9.-]+/g, "_");
+    FOLDERS[names[i]] = [n];
+  } else if (!(n in FOLDERS)) {
+    console.error(`unknown folder "${n}"; one of: ${Object.keys(FOLDERS).join(" ")}`);
+    process.exit(2);
+  }
+}
+const selected = names.length > 0 ? names : Object.keys(FOLDERS);
+let failed = 0;
+for (const name of selected) {
+  const mutate = [...FOLDERS[name], ...EXCLUDE].join(",");
+  console.log(`\n=== mutate ${name}: ${mutate}`);
+  const r = spawnSync(
+    "npx",
+    ["stryker", "run", "stryker.config.mjs", "--mutate", mutate, ...passThrough],
+    { stdio: "inherit", env: { ...process.env, SHARDKIT_MUTATE_FOLDER: name } },
+  );
+  if (r.status !== 0) failed++;
+}
+process.exit(failed === 0 ? 0 : 1);

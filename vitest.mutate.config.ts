@@ -1,0 +1,23 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * The tests StrykerJS runs against each mutant (`npm run mutate`, docs/testing.md):
+ * scripted machine tests, property tests, reference vectors, the oracle's unit tests and
+ * the journal contract suites. No simulator runs (*.sim.test.ts), no real processes: a
+ * mutant must be judged in seconds, and the machines' own tests are what must catch it.
+ */
+export default defineConfig({
+  test: {
+    include: [
+      "test/core/**/*.test.ts",
+      "test/conformance/**/*.test.ts",
+      "test/testing/**/*.test.ts",
+      "test/persistence/journal*.test.ts",
+    ],
+    exclude: ["**/*.sim.test.ts", "test/cluster-real/**", "node_modules/**"],
+    testTimeout: 60_000,
+    hookTimeout: 30_000,
+    teardownTimeout: 10_000,
+    reporters: ["dot"],
+  },
+});

@@ -18,6 +18,21 @@ export interface BenchGroup {
   run(report: (m: Metric) => void): Promise<void>;
 }
 
+let only: readonly string[] = [];
+
+/**
+ * Restricts the parts a group runs (`--only=<prefix>[,<prefix>...]` on bench/run.ts): a
+ * part runs when one of its metric names starts with one of the prefixes. Empty: all.
+ */
+export function setOnly(prefixes: readonly string[]): void {
+  only = prefixes;
+}
+
+/** Whether a part reporting `metrics` should run under the current `--only` filter. */
+export function wants(...metrics: readonly string[]): boolean {
+  return only.length === 0 || metrics.some((m) => only.some((p) => m.startsWith(p)));
+}
+
 export function median(values: readonly number[]): number {
   const s = [...values].sort((a, b) => a - b);
   const mid = s.length >> 1;

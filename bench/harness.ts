@@ -28,9 +28,12 @@ export function setOnly(prefixes: readonly string[]): void {
   only = prefixes;
 }
 
-/** Whether a part reporting `metrics` should run under the current `--only` filter. */
-export function wants(...metrics: readonly string[]): boolean {
-  return only.length === 0 || metrics.some((m) => only.some((p) => m.startsWith(p)));
+/**
+ * Whether the part whose metrics start with `part` should run under the current `--only`
+ * filter: a prefix matches the part or one of its metrics (either starts with the other).
+ */
+export function wants(part: string): boolean {
+  return only.length === 0 || only.some((p) => p.startsWith(part) || part.startsWith(p));
 }
 
 export function median(values: readonly number[]): number {

@@ -32,11 +32,7 @@ import {
   bindShardLifecycle,
   type ShardingLifecycleListener,
 } from "../cluster/sharding/sharding-lifecycle.js";
-import {
-  EntityDelivery,
-  type ShardingMsg,
-  splitActorId,
-} from "../cluster/sharding/sharding-messages.js";
+import { splitActorId } from "../cluster/sharding/sharding-messages.js";
 import { ClusterSingleton, type SingletonHost } from "../cluster/singleton/cluster-singleton.js";
 import type { CoordinatorSettings } from "../core/coordinator/coordinator-settings.js";
 import { leastShardStrategy } from "../core/coordinator/coordinator-strategy.js";
@@ -53,6 +49,7 @@ import {
 import type { Journal } from "../ports/journal.js";
 import type { RememberEntitiesStore } from "../ports/remember-entities-store.js";
 import type { SnapshotStore } from "../ports/snapshot-store.js";
+import { EntityEnvelope, type ShardingMsg } from "../protocol/sharding.js";
 import {
   isStartEntity,
   type MessageExtractor,
@@ -145,11 +142,11 @@ interface TypeEntry {
   readonly region: ActorRef<unknown>;
   readonly coordinator: ActorRef<ShardingMsg>;
   readonly shardOf: (entityId: string) => string;
-  /** Started with `init`: EntityRefs send pre-routed EntityDelivery messages. */
+  /** Started with `init`: EntityRefs send EntityEnvelopes (shard id computed once). */
   readonly preRouted: boolean;
 }
 
-type Route = { entityId: string; shardId: string; message: unknown } | undefined;
+type Route = EntityEnvelope | undefined;
 
 interface TypeStart {
   readonly role: string | undefined;
@@ -372,7 +369,10 @@ export class ClusterSharding {
     coordinatedShutdown?.addTask("cluster-sharding-shutdown-region", `sharding-${name}`, (task) =>
       ask(
         region,
-        (replyTo: ActorRef<"stopped">) => ({ sk: "region", t: "graceful-shutdown", replyTo }),
+        (replyTo: ActorRef<"stopped">) => ({
+          type: "shardkit.region.graceful-shutdown",
+          replyTo,
+        }),
         {
           timeoutMs: HAND_OFF_WAIT_CAP_MS,
           signal: task.signal,
@@ -382,7 +382,7 @@ export class ClusterSharding {
     const selfKey = uniqueAddressToString(cluster.self);
     cluster.subscribe((e) => {
       if (e.type === "member-downed" && uniqueAddressToString(e.member.uniqueAddress) === selfKey)
-        region.tell({ sk: "region", t: "self-downed" });
+        region.tell({ type: "shardkit.region.self-downed" });
     });
   }
 
@@ -407,7 +407,11 @@ export class ClusterSharding {
     const timeoutMs = options.timeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT;
     return ask(
       this.entry(typeKey).region as ActorRef<RegionControl>,
-      (replyTo: ActorRef<RegionState>) => ({ sk: "region", t: "get-state", timeoutMs, replyTo }),
+      (replyTo: ActorRef<RegionState>) => ({
+        type: "shardkit.region.get-state",
+        timeoutMs,
+        replyTo,
+      }),
       { timeoutMs: timeoutMs * 2 },
     );
   }
@@ -419,7 +423,10 @@ export class ClusterSharding {
   ): Promise<readonly string[]> {
     return ask(
       this.entry(typeKey).coordinator,
-      (replyTo: ActorRef<readonly string[]>) => ({ sk: "sharding", t: "get-regions", replyTo }),
+      (replyTo: ActorRef<readonly string[]>) => ({
+        type: "shardkit.get-regions",
+        replyTo,
+      }),
       { timeoutMs: options.timeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT },
     );
   }
@@ -464,8 +471,7 @@ export class ClusterSharding {
     const home = await ask(
       entry.region as ActorRef<RegionControl>,
       (replyTo: ActorRef<{ readonly region: string | null }>) => ({
-        sk: "region",
-        t: "get-home",
+        type: "shardkit.region.get-home",
         shard: shardId,
         replyTo,
       }),
@@ -487,7 +493,11 @@ export class ClusterSharding {
     const ref = this.host.remoting.actorRefFor<RegionControl>(p.node, p.path);
     return ask(
       ref,
-      (replyTo: ActorRef<RegionState>) => ({ sk: "region", t: "get-state", timeoutMs, replyTo }),
+      (replyTo: ActorRef<RegionState>) => ({
+        type: "shardkit.region.get-state",
+        timeoutMs,
+        replyTo,
+      }),
       {
         timeoutMs: timeoutMs * 2,
       },
@@ -591,7 +601,8 @@ function shardRemovalMarginOf(cluster: Cluster): number {
 }
 
 /**
- * An EntityRef of an `init` type: tells its region EntityDelivery messages. tell and ask
+ * An EntityRef of an `init` type: tells its region EntityEnvelopes (the shard id computed
+ * once per ref, not per message). tell and ask
  * are own properties (a ref may be spread, or its tell passed around), assigned in the
  * constructor so that a keepNames transpiler (tsx) does not rename them per ref.
  */
@@ -604,11 +615,11 @@ class PreRoutedEntityRef<M> implements EntityRef<M> {
   constructor(typeName: string, entityId: string, shardId: string, region: ActorRef<unknown>) {
     this.typeName = typeName;
     this.entityId = entityId;
-    this.tell = (message) => region.tell(new EntityDelivery(entityId, shardId, message));
+    this.tell = (message) => region.tell(new EntityEnvelope(shardId, entityId, message));
     this.ask = <R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions) =>
       ask(
-        region as ActorRef<EntityDelivery>,
-        (replyTo: ActorRef<R>) => new EntityDelivery(entityId, shardId, makeMessage(replyTo)),
+        region as ActorRef<EntityEnvelope>,
+        (replyTo: ActorRef<R>) => new EntityEnvelope(shardId, entityId, makeMessage(replyTo)),
         options,
       );
   }
@@ -620,7 +631,11 @@ function routeByExtractor<In>(extractor: MessageExtractor<In, unknown>, m: unkno
     const entityId = extractor.entityId(msg);
     const shardId = extractor.shardId(msg);
     if (typeof entityId !== "string" || typeof shardId !== "string") return undefined;
-    return { entityId, shardId, message: isStartEntity(m) ? m : extractor.entityMessage(m as In) };
+    return new EntityEnvelope(
+      shardId,
+      entityId,
+      isStartEntity(m) ? m : extractor.entityMessage(m as In),
+    );
   } catch {
     return undefined; // not a message of this type: unhandled
   }
@@ -634,11 +649,10 @@ function routeOf(
   m: unknown,
   numberOfShards: number,
   hash: (id: string, n: number) => string,
-): { entityId: string; shardId: string; message: unknown } | undefined {
-  if (isStartEntity(m))
-    return { entityId: m.entityId, shardId: hash(m.entityId, numberOfShards), message: m };
+): EntityEnvelope | undefined {
+  if (isStartEntity(m)) return new EntityEnvelope(hash(m.entityId, numberOfShards), m.entityId, m);
   if (typeof m !== "object" || m === null) return undefined;
   const e = m as { entityId?: unknown; message?: unknown };
   if (typeof e.entityId !== "string" || !("message" in e)) return undefined;
-  return { entityId: e.entityId, shardId: hash(e.entityId, numberOfShards), message: e.message };
+  return new EntityEnvelope(hash(e.entityId, numberOfShards), e.entityId, e.message);
 }

@@ -29,11 +29,12 @@ import {
 } from "../../core/coordinator/coordinator-settings.js";
 import { uniqueAddressToString } from "../../core/membership/unique-address.js";
 import { JournalConflictError } from "../../ports/journal.js";
+import { isShardingMsg, type ShardingMsg } from "../../protocol/sharding.js";
 import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
 import { adaptAllocationStrategy, type ShardAllocationStrategy } from "./async-strategy.js";
 import type { CoordinatorRecoveryData, CoordinatorStore } from "./coordinator-store.js";
-import { ActorIdRefs, actorIdOf, isShardingMsg, type ShardingMsg } from "./sharding-messages.js";
+import { ActorIdRefs, actorIdOf } from "./sharding-messages.js";
 
 export interface CoordinatorActorOptions {
   readonly typeName: string;
@@ -59,20 +60,19 @@ export const COORDINATOR_RESTART_BACKOFF = Object.freeze({
 
 type CoordMsg =
   | ShardingMsg
-  | { readonly sk: "coord"; readonly t: "members" }
-  | { readonly sk: "coord"; readonly t: "timer"; readonly key: string }
-  | { readonly sk: "coord"; readonly t: "rebalance" }
-  | { readonly sk: "coord"; readonly t: "allocation-retry" }
-  | { readonly sk: "coord"; readonly t: "persisted"; readonly batchId: number }
+  | { readonly type: "shardkit.coordinator.members" }
+  | { readonly type: "shardkit.coordinator.timer"; readonly key: string }
+  | { readonly type: "shardkit.coordinator.rebalance" }
+  | { readonly type: "shardkit.coordinator.allocation-retry" }
+  | { readonly type: "shardkit.coordinator.persisted"; readonly batchId: number }
   | {
-      readonly sk: "coord";
-      readonly t: "persist-failed";
+      readonly type: "shardkit.coordinator.persist-failed";
       readonly batchId: number;
       readonly error: unknown;
     }
-  | { readonly sk: "coord"; readonly t: "loaded"; readonly data: CoordinatorRecoveryData }
-  | { readonly sk: "coord"; readonly t: "load-failed"; readonly error: unknown }
-  | { readonly sk: "coord"; readonly t: "load-retry" };
+  | { readonly type: "shardkit.coordinator.loaded"; readonly data: CoordinatorRecoveryData }
+  | { readonly type: "shardkit.coordinator.load-failed"; readonly error: unknown }
+  | { readonly type: "shardkit.coordinator.load-retry" };
 
 /** The coordinator behavior, supervised (restart with backoff). */
 export function coordinatorBehavior(options: CoordinatorActorOptions): Behavior<CoordMsg> {
@@ -91,13 +91,13 @@ function loading(options: CoordinatorActorOptions): Behavior<CoordMsg> {
     const retryMs = resolveCoordinatorSettings(options.settings).persistRetryBackoffMs;
     const load = () =>
       store.load().then(
-        (data) => ctx.self.tell({ sk: "coord", t: "loaded", data }),
-        (error: unknown) => ctx.self.tell({ sk: "coord", t: "load-failed", error }),
+        (data) => ctx.self.tell({ type: "shardkit.coordinator.loaded", data }),
+        (error: unknown) => ctx.self.tell({ type: "shardkit.coordinator.load-failed", error }),
       );
     load();
     return Behaviors.receive<CoordMsg>((c, m) => {
       if (!isShardingMsg(m)) {
-        if (m.t === "loaded") {
+        if (m.type === "shardkit.coordinator.loaded") {
           c.log.info("coordinator state loaded", {
             type: options.typeName,
             events: m.data.events.length,
@@ -110,14 +110,18 @@ function loading(options: CoordinatorActorOptions): Behavior<CoordMsg> {
             events: m.data.events,
           });
         }
-        if (m.t === "load-failed") {
+        if (m.type === "shardkit.coordinator.load-failed") {
           c.log.warn("loading the coordinator state failed; retrying", {
             type: options.typeName,
             retryInMs: retryMs,
             error: String(m.error),
           });
-          c.timers.startSingleTimer("load-retry", { sk: "coord", t: "load-retry" }, retryMs);
-        } else if (m.t === "load-retry") load();
+          c.timers.startSingleTimer(
+            "load-retry",
+            { type: "shardkit.coordinator.load-retry" },
+            retryMs,
+          );
+        } else if (m.type === "shardkit.coordinator.load-retry") load();
         return;
       }
       // Regions retry Register and GetShardHome: beyond the stash bound, dropping is safe.
@@ -136,7 +140,7 @@ function running(
     const selfId = actorIdOf(remoting, ctx.self as ActorRef<never>);
     const strategy = adaptAllocationStrategy(
       options.strategy,
-      () => ctx.self.tell({ sk: "coord", t: "allocation-retry" }),
+      () => ctx.self.tell({ type: "shardkit.coordinator.allocation-retry" }),
       (operation, error) =>
         ctx.log.warn(`allocation strategy ${operation} failed`, {
           type: options.typeName,
@@ -157,24 +161,20 @@ function running(
       for (const o of outs) {
         switch (o.type) {
           case "send":
-            refOf(o.to)?.tell({
-              sk: "sharding",
-              t: "from-coordinator",
-              from: selfId,
-              cmd: o.message,
-            });
+            refOf(o.to)?.tell({ type: "shardkit.from-coordinator", from: selfId, cmd: o.message });
             break;
           case "persist": {
             // Regions recovery keeps no store: acknowledge on the next turn, after the
             // outputs of this step (persist-before-announce holds: announcements are
             // released only while handling `persisted`).
             const batchId = o.batchId;
-            if (store === undefined) ctx.self.tell({ sk: "coord", t: "persisted", batchId });
+            if (store === undefined)
+              ctx.self.tell({ type: "shardkit.coordinator.persisted", batchId });
             else
               store.persist(o.events).then(
-                () => ctx.self.tell({ sk: "coord", t: "persisted", batchId }),
+                () => ctx.self.tell({ type: "shardkit.coordinator.persisted", batchId }),
                 (error: unknown) =>
-                  ctx.self.tell({ sk: "coord", t: "persist-failed", batchId, error }),
+                  ctx.self.tell({ type: "shardkit.coordinator.persist-failed", batchId, error }),
               );
             break;
           }
@@ -187,7 +187,11 @@ function running(
             );
             break;
           case "start-timer":
-            ctx.timers.startSingleTimer(o.key, { sk: "coord", t: "timer", key: o.key }, o.delayMs);
+            ctx.timers.startSingleTimer(
+              o.key,
+              { type: "shardkit.coordinator.timer", key: o.key },
+              o.delayMs,
+            );
             break;
           case "cancel-timer":
             ctx.timers.cancel(o.key);
@@ -219,41 +223,41 @@ function running(
       for (const k of removed)
         for (const region of regionsOn(machine, k)) feed({ type: "region-terminated", region });
     };
-    const sub = cluster.subscribe(() => ctx.self.tell({ sk: "coord", t: "members" }));
+    const sub = cluster.subscribe(() => ctx.self.tell({ type: "shardkit.coordinator.members" }));
     feedMembers();
     ctx.timers.startTimerWithFixedDelay(
       "rebalance",
-      { sk: "coord", t: "rebalance" },
+      { type: "shardkit.coordinator.rebalance" },
       machine.settings.rebalanceIntervalMs,
     );
 
     return Behaviors.receive<CoordMsg>(
       (_c, m) => {
         if (isShardingMsg(m)) {
-          if (m.t === "to-coordinator") feed(m.cmd);
-          else if (m.t === "identify-coordinator")
-            m.replyTo.tell({ sk: "sharding", t: "coordinator-is", id: selfId });
-          else if (m.t === "get-regions")
+          if (m.type === "shardkit.to-coordinator") feed(m.cmd);
+          else if (m.type === "shardkit.identify-coordinator")
+            m.replyTo.tell({ type: "shardkit.coordinator-is", id: selfId });
+          else if (m.type === "shardkit.get-regions")
             m.replyTo.tell(machine.view().regions.map((r) => r.region));
           return;
         }
-        switch (m.t) {
-          case "members":
+        switch (m.type) {
+          case "shardkit.coordinator.members":
             feedMembers();
             return;
-          case "timer":
+          case "shardkit.coordinator.timer":
             feed({ type: "timer", key: m.key });
             return;
-          case "rebalance":
+          case "shardkit.coordinator.rebalance":
             feed({ type: "rebalance-tick" });
             return;
-          case "allocation-retry":
+          case "shardkit.coordinator.allocation-retry":
             feed({ type: "allocation-retry" });
             return;
-          case "persisted":
+          case "shardkit.coordinator.persisted":
             feed({ type: "persisted", batchId: m.batchId });
             return;
-          case "persist-failed":
+          case "shardkit.coordinator.persist-failed":
             if (m.error instanceof JournalConflictError) throw m.error; // restart and reload
             feed({ type: "persist-failed", batchId: m.batchId, reason: String(m.error) });
             return;

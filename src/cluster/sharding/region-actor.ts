@@ -12,27 +12,22 @@ import { RegionMachine } from "../../core/region/region-machine.js";
 import { perShardActiveLimit, type RegionSettings } from "../../core/region/region-settings.js";
 import type { RegionInput, RegionOutput } from "../../core/region/region-types.js";
 import type { ShardSettings } from "../../core/shard/shard-settings.js";
+import {
+  EntityEnvelope,
+  EntityEnvelopeWire,
+  isRegionMsg,
+  type RegionControl,
+  type RegionMsg,
+  type RegionState,
+  type ShardCommand,
+  type ShardingMsg,
+  type ShardReport,
+} from "../../protocol/sharding.js";
 import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
-import {
-  type EntityContext,
-  type ShardCommand,
-  type ShardRememberOptions,
-  type ShardReport,
-  shardBehavior,
-} from "./shard-actor.js";
+import { type EntityContext, type ShardRememberOptions, shardBehavior } from "./shard-actor.js";
 import type { ShardLifecycle } from "./sharding-lifecycle.js";
-import {
-  ActorIdRefs,
-  actorIdOf,
-  EntityDelivery,
-  FORWARDED_TAG,
-  type ForwardedTuple,
-  isForwardedTuple,
-  isShardingMsg,
-  type ShardingMsg,
-  splitActorId,
-} from "./sharding-messages.js";
+import { ActorIdRefs, actorIdOf, splitActorId } from "./sharding-messages.js";
 
 export interface RegionActorOptions {
   readonly typeName: string;
@@ -40,10 +35,8 @@ export interface RegionActorOptions {
   readonly remoting: Remoting;
   /** The coordinator singleton's proxy (for identification). */
   readonly coordinatorProxy: ActorRef<ShardingMsg>;
-  /** Entity id and shard id of a user message (undefined: not for this type). */
-  readonly route: (
-    message: unknown,
-  ) => { entityId: string; shardId: string; message: unknown } | undefined;
+  /** The envelope of a user message (undefined: not a message of this type). */
+  readonly route: (message: unknown) => EntityEnvelope | undefined;
   /** undefined = proxy only (never hosts shards). */
   readonly createBehavior?: (ctx: EntityContext) => Behavior<unknown>;
   readonly handOffStopMessage?: unknown;
@@ -60,40 +53,7 @@ export interface RegionActorOptions {
   readonly cluster: Cluster;
 }
 
-/** What a region reports about itself (queries). */
-export interface RegionState {
-  readonly region: string;
-  readonly shards: readonly { readonly shardId: string; readonly entityIds: readonly string[] }[];
-}
-
-/** Queries and control messages a region accepts (besides entity messages). */
-export type RegionControl =
-  | {
-      readonly sk: "region";
-      readonly t: "get-state";
-      readonly timeoutMs: number;
-      readonly replyTo: ActorRef<RegionState>;
-    }
-  | {
-      readonly sk: "region";
-      readonly t: "get-home";
-      readonly shard: string;
-      readonly replyTo: ActorRef<{ readonly region: string | null }>;
-    }
-  | {
-      readonly sk: "region";
-      readonly t: "graceful-shutdown";
-      readonly replyTo: ActorRef<"stopped">;
-    }
-  | { readonly sk: "region"; readonly t: "self-downed" };
-
-type RegionMsg =
-  | ShardingMsg
-  | ShardReport
-  | RegionControl
-  | { readonly sk: "region"; readonly t: "timer"; readonly key: string }
-  | { readonly sk: "region"; readonly t: "node-removed"; readonly node: string }
-  | { readonly sk: "region"; readonly t: "coordinator-gone"; readonly id: string };
+export type { RegionControl, RegionState };
 
 export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
   return Behaviors.setup<unknown>((ctx) => {
@@ -120,36 +80,39 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
     const shareActiveLimit = () => {
       if (activeEntityLimit === 0) return;
       const limit = perShardActiveLimit(activeEntityLimit, shardRefs.size);
-      for (const ref of shardRefs.values()) ref.tell({ sk: "shard", t: "set-active-limit", limit });
+      for (const ref of shardRefs.values())
+        ref.tell({ type: "shardkit.shard.set-active-limit", limit });
     };
     const identify = () =>
       options.coordinatorProxy.tell({
-        sk: "sharding",
-        t: "identify-coordinator",
+        type: "shardkit.identify-coordinator",
         replyTo: ctx.self as ActorRef<ShardingMsg>,
       });
     const perform = (outs: readonly RegionOutput<unknown>[]) => {
       for (const o of outs) performRegion(ctx, options, o, refOf, onStopped, shardRefs);
     };
     const feed = (input: RegionInput<unknown>) => perform(machine.handle(input, ctx.now()));
-    // Fast path: a message for a shard running here, with nothing of it waiting, goes
-    // straight to the shard actor; the machine decides (routesLocally), everything else
-    // is fed to it. `command` is the shard's deliver command when the caller has one.
-    const deliver = (shard: string, entityId: string, message: unknown, command?: ShardCommand) => {
-      if (machine.routesLocally(shard)) {
-        const ref = shardRefs.get(shard);
+    // Fast path: the machine's routing decision (`route`), acted on without `handle` when
+    // it names a region; everything else is fed to the machine. The envelope itself is
+    // what the local shard gets.
+    const deliver = (envelope: EntityEnvelope) => {
+      const to = machine.route(envelope.shardId);
+      if (to === selfId) {
+        const ref = shardRefs.get(envelope.shardId);
         if (ref !== undefined) {
-          ref.tell(command ?? { sk: "shard", t: "deliver", entityId, message });
+          ref.tell(envelope);
           return;
         }
-      } else {
-        const region = machine.forwardsTo(shard);
-        if (region !== undefined) {
-          forward(refOf, region, shard, entityId, message);
-          return;
-        }
+      } else if (to !== undefined) {
+        forward(refOf, to, envelope);
+        return;
       }
-      feed({ type: "deliver", shard, entityId, message });
+      feed({
+        type: "deliver",
+        shard: envelope.shardId,
+        entityId: envelope.entityId,
+        message: envelope.message,
+      });
     };
     feed({ type: "start" });
     identify();
@@ -158,111 +121,104 @@ export function regionBehavior(options: RegionActorOptions): Behavior<unknown> {
     const sub = options.cluster.subscribe((e) => {
       if (e.type !== "member-removed") return;
       const a = e.member.uniqueAddress.address;
-      ctx.self.tell({ sk: "region", t: "node-removed", node: `${a.system}@${a.host}:${a.port}` });
+      ctx.self.tell({
+        type: "shardkit.region.node-removed",
+        node: `${a.system}@${a.host}:${a.port}`,
+      });
     });
+    const onRegionMsg = (msg: RegionMsg) => {
+      switch (msg.type) {
+        case "shardkit.shard-returned":
+          feed({
+            type: "return-to-region",
+            shard: msg.shard,
+            messages: msg.messages.map((x) => ({ entityId: x.entityId, message: x.message })),
+          });
+          return;
+        case "shardkit.shard-started":
+          feed({ type: "shard-started-local", shard: msg.shard });
+          shareActiveLimit();
+          return;
+        case "shardkit.shard-stopped":
+          shardRefs.delete(msg.shard);
+          feed({ type: "local-shard-stopped", shard: msg.shard });
+          shareActiveLimit();
+          return;
+        case "shardkit.region.get-state":
+          replyState(ctx, machine, selfId, msg.timeoutMs, msg.replyTo);
+          return;
+        case "shardkit.region.get-home": {
+          const v = machine.view();
+          const local = v.localShards.some((l) => l.shard === msg.shard);
+          const home = local ? selfId : v.homes.find((h) => h.shard === msg.shard)?.region;
+          msg.replyTo.tell({ region: home ?? null });
+          return;
+        }
+        case "shardkit.region.graceful-shutdown":
+          shutdownWaiters.push(msg.replyTo as ActorRef<"stopped">);
+          feed({ type: "graceful-shutdown" });
+          return;
+        case "shardkit.region.self-downed":
+          feed({ type: "self-downed" });
+          return;
+        case "shardkit.region.node-removed": {
+          const regions = new Set(machine.view().homes.map((h) => h.region));
+          for (const region of regions)
+            if (splitActorId(region)?.node === msg.node)
+              feed({ type: "region-terminated", region });
+          return;
+        }
+        case "shardkit.region.timer":
+          if (msg.key === "register" && coordinator === undefined) identify();
+          feed({ type: "timer", key: msg.key });
+          return;
+        case "shardkit.region.coordinator-gone":
+          if (msg.id !== coordinator) return;
+          coordinator = undefined;
+          feed({ type: "coordinator-changed", coordinator: undefined });
+          identify();
+          return;
+        case "shardkit.coordinator-is":
+          if (msg.id === coordinator) return;
+          coordinator = msg.id;
+          watchCoordinator(msg.id);
+          feed({ type: "coordinator-changed", coordinator: msg.id });
+          return;
+        case "shardkit.from-coordinator":
+          feed({ type: "coordinator-message", from: msg.from, message: msg.cmd });
+          return;
+        case "shardkit.relay-to-coordinator":
+          // After every message the sender forwarded here before (same channel): pass on.
+          refOf(msg.coordinator)?.tell({ type: "shardkit.to-coordinator", cmd: msg.cmd });
+          return;
+        default:
+          return; // coordinator-bound messages are not for a region
+      }
+    };
+    const watchCoordinator = (id: string) => {
+      const ref = refOf(id);
+      if (ref !== undefined)
+        ctx.watchWith(ref as ActorRef<never>, { type: "shardkit.region.coordinator-gone", id });
+    };
 
     return Behaviors.receive<unknown>(
       (_c, m) => {
-        if (m instanceof EntityDelivery) {
-          deliver(m.shardId, m.entityId, m.message, m);
+        if (m instanceof EntityEnvelope) {
+          deliver(m);
           return;
         }
-        if (isForwardedTuple(m)) {
-          deliver(m[1], m[2], m[3]);
+        const forwarded = EntityEnvelopeWire.decode(m);
+        if (forwarded !== undefined) {
+          deliver(forwarded);
           return;
         }
-        if (!isInternal(m)) {
-          const r = options.route(m);
-          if (r === undefined) {
-            ctx.system.core.unhandled(m, ctx.self as never);
-            return;
-          }
-          deliver(r.shardId, r.entityId, r.message);
+        if (isRegionMsg(m)) {
+          onRegionMsg(m);
           return;
         }
-        const msg = m as RegionMsg;
-        if (msg.sk === "shard-report") {
-          if (msg.t === "returned")
-            feed({
-              type: "return-to-region",
-              shard: msg.shard,
-              messages: msg.messages.map((x) => ({ entityId: x.entityId, message: x.message })),
-            });
-          else if (msg.t === "started") {
-            feed({ type: "shard-started-local", shard: msg.shard });
-            shareActiveLimit();
-          } else {
-            shardRefs.delete(msg.shard);
-            feed({ type: "local-shard-stopped", shard: msg.shard });
-            shareActiveLimit();
-          }
-          return;
-        }
-        if (msg.sk === "region") {
-          if (msg.t === "get-state") {
-            replyState(ctx, machine, selfId, msg.timeoutMs, msg.replyTo);
-            return;
-          }
-          if (msg.t === "get-home") {
-            const v = machine.view();
-            const local = v.localShards.some((l) => l.shard === msg.shard);
-            const home = local ? selfId : v.homes.find((h) => h.shard === msg.shard)?.region;
-            msg.replyTo.tell({ region: home ?? null });
-            return;
-          }
-          if (msg.t === "graceful-shutdown") {
-            shutdownWaiters.push(msg.replyTo);
-            feed({ type: "graceful-shutdown" });
-            return;
-          }
-          if (msg.t === "self-downed") {
-            feed({ type: "self-downed" });
-            return;
-          }
-          if (msg.t === "node-removed") {
-            const regions = new Set(machine.view().homes.map((h) => h.region));
-            for (const region of regions)
-              if (splitActorId(region)?.node === msg.node)
-                feed({ type: "region-terminated", region });
-            return;
-          }
-          if (msg.t === "timer") {
-            if (msg.key === "register" && coordinator === undefined) identify();
-            feed({ type: "timer", key: msg.key });
-          } else if (msg.id === coordinator) {
-            coordinator = undefined;
-            feed({ type: "coordinator-changed", coordinator: undefined });
-            identify();
-          }
-          return;
-        }
-        switch (msg.t) {
-          case "coordinator-is":
-            if (msg.id !== coordinator) {
-              coordinator = msg.id;
-              const ref = refOf(msg.id);
-              if (ref !== undefined)
-                ctx.watchWith(ref as ActorRef<never>, {
-                  sk: "region",
-                  t: "coordinator-gone",
-                  id: msg.id,
-                });
-              feed({ type: "coordinator-changed", coordinator: msg.id });
-            }
-            return;
-          case "from-coordinator":
-            feed({ type: "coordinator-message", from: msg.from, message: msg.cmd });
-            return;
-          case "forwarded":
-            deliver(msg.shard, msg.entityId, msg.message);
-            return;
-          case "relay-to-coordinator":
-            // After every message the sender forwarded here before (same channel): pass on.
-            refOf(msg.coordinator)?.tell({ sk: "sharding", t: "to-coordinator", cmd: msg.cmd });
-            return;
-          default:
-            return;
-        }
+        const envelope = options.route(m);
+        if (envelope === undefined) ctx.system.core.unhandled(m, ctx.self as never);
+        else deliver(envelope);
       },
       (_c, signal) => {
         if (signal.type === "PostStop") sub.dispose();
@@ -278,7 +234,7 @@ function replyState(
   machine: RegionMachine<unknown>,
   selfId: string,
   timeoutMs: number,
-  replyTo: ActorRef<RegionState>,
+  replyTo: { tell(state: RegionState): void },
 ): void {
   const shards = machine.view().localShards.map((l) => l.shard);
   const asks = shards.map((shardId) => {
@@ -290,8 +246,7 @@ function replyState(
     return ask(
       child,
       (r: ActorRef<readonly string[]>) => ({
-        sk: "shard" as const,
-        t: "entities" as const,
+        type: "shardkit.shard.entities" as const,
         replyTo: r,
       }),
       { timeoutMs },
@@ -302,21 +257,12 @@ function replyState(
   void Promise.all(asks).then((list) => replyTo.tell({ region: selfId, shards: list }));
 }
 
-function isInternal(m: unknown): boolean {
-  if (isShardingMsg(m)) return true;
-  const sk = typeof m === "object" && m !== null ? (m as { sk?: unknown }).sk : undefined;
-  return sk === "shard-report" || sk === "region";
-}
-
 function forward(
   refOf: (id: string) => ActorRef<ShardingMsg> | undefined,
   region: string,
-  shard: string,
-  entityId: string,
-  message: unknown,
+  envelope: EntityEnvelope,
 ): void {
-  const tuple: ForwardedTuple = [FORWARDED_TAG, shard, entityId, message];
-  (refOf(region) as ActorRef<ForwardedTuple> | undefined)?.tell(tuple);
+  (refOf(region) as ActorRef<unknown> | undefined)?.tell(EntityEnvelopeWire.encode(envelope));
 }
 
 function performRegion(
@@ -329,26 +275,26 @@ function performRegion(
 ): void {
   switch (o.type) {
     case "send-to-coordinator":
-      refOf(o.coordinator)?.tell({ sk: "sharding", t: "to-coordinator", cmd: o.message });
+      refOf(o.coordinator)?.tell({ type: "shardkit.to-coordinator", cmd: o.message });
       return;
     case "relay-to-coordinator":
       refOf(o.via)?.tell({
-        sk: "sharding",
-        t: "relay-to-coordinator",
+        type: "shardkit.relay-to-coordinator",
         coordinator: o.coordinator,
         cmd: o.message,
       });
       return;
     case "forward":
-      forward(refOf, o.region, o.shard, o.envelope.entityId, o.envelope.message);
+      forward(
+        refOf,
+        o.region,
+        new EntityEnvelope(o.shard, o.envelope.entityId, o.envelope.message),
+      );
       return;
     case "deliver-local":
-      shardRefs.get(o.shard)?.tell({
-        sk: "shard",
-        t: "deliver",
-        entityId: o.envelope.entityId,
-        message: o.envelope.message,
-      });
+      shardRefs
+        .get(o.shard)
+        ?.tell(new EntityEnvelope(o.shard, o.envelope.entityId, o.envelope.message));
       return;
     case "start-shard": {
       if (options.createBehavior === undefined) return;
@@ -365,14 +311,14 @@ function performRegion(
         `shard-${encodeURIComponent(o.shard)}`,
       );
       shardRefs.set(o.shard, shardRef);
-      ctx.self.tell({ sk: "shard-report", t: "started", shard: o.shard });
+      ctx.self.tell({ type: "shardkit.shard-started", shard: o.shard });
       return;
     }
     case "stop-shard":
-      shardRefs.get(o.shard)?.tell({ sk: "shard", t: "shutdown" });
+      shardRefs.get(o.shard)?.tell({ type: "shardkit.shard.shutdown" });
       return;
     case "hand-off-shard":
-      shardRefs.get(o.shard)?.tell({ sk: "shard", t: "hand-off" });
+      shardRefs.get(o.shard)?.tell({ type: "shardkit.shard.hand-off" });
       return;
     case "dead-letter":
       ctx.system.core.deadLetter(
@@ -382,7 +328,7 @@ function performRegion(
       );
       return;
     case "start-timer":
-      ctx.timers.startSingleTimer(o.key, { sk: "region", t: "timer", key: o.key }, o.delayMs);
+      ctx.timers.startSingleTimer(o.key, { type: "shardkit.region.timer", key: o.key }, o.delayMs);
       return;
     case "cancel-timer":
       ctx.timers.cancel(o.key);

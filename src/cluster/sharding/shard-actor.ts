@@ -10,6 +10,14 @@ import { ShardMachine } from "../../core/shard/shard-machine.js";
 import { resolveShardSettings, type ShardSettings } from "../../core/shard/shard-settings.js";
 import type { ShardInput, ShardOutput } from "../../core/shard/shard-types.js";
 import type { RememberEntitiesStore } from "../../ports/remember-entities-store.js";
+import {
+  ENTITY_ENVELOPE,
+  isStartEntity,
+  type ShardCommand,
+  type ShardRememberResult,
+  type ShardReport,
+  StartEntity,
+} from "../../protocol/sharding.js";
 import type { ShardLifecycle } from "./sharding-lifecycle.js";
 
 /** What an entity's behavior factory gets. */
@@ -20,50 +28,7 @@ export interface EntityContext {
   passivate(stopMessage?: unknown): void;
 }
 
-export type ShardCommand =
-  | {
-      readonly sk: "shard";
-      readonly t: "deliver";
-      readonly entityId: string;
-      readonly message: unknown;
-    }
-  | { readonly sk: "shard"; readonly t: "hand-off" }
-  | { readonly sk: "shard"; readonly t: "shutdown" }
-  | {
-      readonly sk: "shard";
-      readonly t: "passivate";
-      readonly entityId: string;
-      readonly stopMessage?: unknown;
-    }
-  | { readonly sk: "shard"; readonly t: "timer"; readonly key: string }
-  | { readonly sk: "shard"; readonly t: "stop" }
-  | { readonly sk: "shard"; readonly t: "entities"; readonly replyTo: ActorRef<readonly string[]> }
-  | { readonly sk: "shard"; readonly t: "set-active-limit"; readonly limit: number }
-  | RememberCommand;
-
-/** Results of the remember-entities store, fed back to the shard actor. */
-type RememberCommand =
-  | { readonly sk: "shard"; readonly t: "remember-loaded"; readonly entityIds: readonly string[] }
-  | { readonly sk: "shard"; readonly t: "remember-load-failed"; readonly error: unknown }
-  | { readonly sk: "shard"; readonly t: "remember-load-retry" }
-  | { readonly sk: "shard"; readonly t: "remember-written"; readonly batchId: number }
-  | {
-      readonly sk: "shard";
-      readonly t: "remember-write-failed";
-      readonly batchId: number;
-      readonly error: unknown;
-    };
-
-/** What a shard tells its region. */
-export type ShardReport =
-  | {
-      readonly sk: "shard-report";
-      readonly t: "returned";
-      readonly shard: string;
-      readonly messages: readonly { entityId: string; message: unknown }[];
-    }
-  | { readonly sk: "shard-report"; readonly t: "stopped"; readonly shard: string }
-  | { readonly sk: "shard-report"; readonly t: "started"; readonly shard: string };
+export type { ShardCommand, ShardReport };
 
 export interface ShardActorOptions {
   readonly shardId: string;
@@ -125,34 +90,33 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
     if (remember !== undefined) loadRemembered(ctx, options, remember);
     return Behaviors.receive<ShardCommand>(
       (_c, m) => {
-        switch (m.t) {
-          case "deliver":
+        switch (m.type) {
+          case ENTITY_ENVELOPE:
             // StartEntity starts the entity without a message for it.
-            if ((m.message as { type?: unknown } | null)?.type === "shardkit.StartEntity")
-              feed({ type: "start-entity", entityId: m.entityId });
-            // Fast path: the machine records the delivery to an active entity; we send it.
+            if (isStartEntity(m.message)) feed({ type: "start-entity", entityId: m.entityId });
+            // Fast path: the machine's delivery decision, taken without `handle`.
             else if (machine.deliverToActive(m.entityId, ctx.now()))
               entities.tell(m.entityId, m.message);
             else feed({ type: "deliver", entityId: m.entityId, message: m.message });
             return;
-          case "hand-off":
+          case "shardkit.shard.hand-off":
             feed({ type: "hand-off", stopMessage: options.handOffStopMessage });
             return;
-          case "shutdown":
+          case "shardkit.shard.shutdown":
             feed({ type: "shutdown" });
             return Behaviors.stopped;
-          case "passivate":
+          case "shardkit.shard.passivate":
             feed({ type: "passivate", entityId: m.entityId, stopMessage: m.stopMessage });
             return;
-          case "timer":
+          case "shardkit.shard.timer":
             feed({ type: "timer", key: m.key });
             return;
-          case "stop":
+          case "shardkit.shard.stop":
             return Behaviors.stopped;
-          case "entities":
+          case "shardkit.shard.entities":
             m.replyTo.tell(machine.liveEntityIds());
             return;
-          case "set-active-limit":
+          case "shardkit.shard.set-active-limit":
             feed({ type: "set-active-limit", limit: m.limit });
             return;
           default:
@@ -225,7 +189,7 @@ class ShardEntityContext implements EntityContext {
     this.entityId = entityId;
     this.shardId = shardId;
     this.passivate = (stopMessage) =>
-      shard.tell({ sk: "shard", t: "passivate", entityId, stopMessage });
+      shard.tell({ type: "shardkit.shard.passivate", entityId, stopMessage });
   }
 }
 
@@ -272,8 +236,7 @@ function performOne(
       return;
     case "return-to-region":
       options.region.tell({
-        sk: "shard-report",
-        t: "returned",
+        type: "shardkit.shard-returned",
         shard: options.shardId,
         messages: o.messages,
       });
@@ -283,21 +246,21 @@ function performOne(
       const store = options.remember?.store;
       if (store === undefined) return; // remember-entities is off: the machine never asks
       store.update(options.remember?.typeName ?? "", options.shardId, o.batch).then(
-        () => ctx.self.tell({ sk: "shard", t: "remember-written", batchId }),
+        () => ctx.self.tell({ type: "shardkit.shard.remember-written", batchId }),
         (error: unknown) =>
-          ctx.self.tell({ sk: "shard", t: "remember-write-failed", batchId, error }),
+          ctx.self.tell({ type: "shardkit.shard.remember-write-failed", batchId, error }),
       );
       return;
     }
     case "start-timer":
-      ctx.timers.startSingleTimer(o.key, { sk: "shard", t: "timer", key: o.key }, o.delayMs);
+      ctx.timers.startSingleTimer(o.key, { type: "shardkit.shard.timer", key: o.key }, o.delayMs);
       return;
     case "cancel-timer":
       ctx.timers.cancel(o.key);
       return;
     case "shard-stopped":
-      options.region.tell({ sk: "shard-report", t: "stopped", shard: options.shardId });
-      ctx.self.tell({ sk: "shard", t: "stop" });
+      options.region.tell({ type: "shardkit.shard-stopped", shard: options.shardId });
+      ctx.self.tell({ type: "shardkit.shard.stop" });
       return;
     case "log":
       ctx.log[o.level](o.text, { shard: options.shardId });
@@ -320,7 +283,7 @@ function loadRemembered(
       // Start them in their new shard first, then forget them here: a crash in between
       // leaves an entity remembered twice (started again, harmlessly), never lost.
       const region = options.region as ActorRef<unknown>;
-      for (const entityId of moved) region.tell({ type: "shardkit.StartEntity", entityId });
+      for (const entityId of moved) region.tell(StartEntity(entityId));
       await r.store.update(r.typeName, shardId, { started: [], stopped: moved });
       ctx.log.info("remembered entities moved to their new shards", {
         shard: shardId,
@@ -330,8 +293,8 @@ function loadRemembered(
       return ids.filter((id) => !stay.has(id));
     })
     .then(
-      (entityIds) => ctx.self.tell({ sk: "shard", t: "remember-loaded", entityIds }),
-      (error: unknown) => ctx.self.tell({ sk: "shard", t: "remember-load-failed", error }),
+      (entityIds) => ctx.self.tell({ type: "shardkit.shard.remember-loaded", entityIds }),
+      (error: unknown) => ctx.self.tell({ type: "shardkit.shard.remember-load-failed", error }),
     );
 }
 
@@ -339,14 +302,14 @@ function onRemember(
   ctx: ActorContext<ShardCommand>,
   options: ShardActorOptions,
   r: ShardRememberOptions,
-  m: RememberCommand,
+  m: ShardRememberResult,
   feed: (input: ShardInput<unknown>) => void,
 ): void {
-  switch (m.t) {
-    case "remember-loaded":
+  switch (m.type) {
+    case "shardkit.shard.remember-loaded":
       feed({ type: "recovered-entities", entityIds: m.entityIds });
       return;
-    case "remember-load-failed": {
+    case "shardkit.shard.remember-load-failed": {
       const retryMs = resolveShardSettings(options.settings).rememberWriteRetryBackoffMs;
       ctx.log.warn("loading remembered entities failed; retrying", {
         shard: options.shardId,
@@ -355,18 +318,18 @@ function onRemember(
       });
       ctx.timers.startSingleTimer(
         "remember-load-retry",
-        { sk: "shard", t: "remember-load-retry" },
+        { type: "shardkit.shard.remember-load-retry" },
         retryMs,
       );
       return;
     }
-    case "remember-load-retry":
+    case "shardkit.shard.remember-load-retry":
       loadRemembered(ctx, options, r);
       return;
-    case "remember-written":
+    case "shardkit.shard.remember-written":
       feed({ type: "remember-store-ack", batchId: m.batchId });
       return;
-    case "remember-write-failed":
+    case "shardkit.shard.remember-write-failed":
       ctx.log.warn("writing remembered entities failed", {
         shard: options.shardId,
         error: String(m.error),

@@ -23,10 +23,7 @@ import {
   CoordinatorMachine,
   type CoordinatorRecovery,
 } from "../../core/coordinator/coordinator-machine.js";
-import {
-  type CoordinatorSettings,
-  resolveCoordinatorSettings,
-} from "../../core/coordinator/coordinator-settings.js";
+import type { CoordinatorSettings } from "../../core/coordinator/coordinator-settings.js";
 import { uniqueAddressToString } from "../../core/membership/unique-address.js";
 import { JournalConflictError } from "../../ports/journal.js";
 import { isShardingMsg, type ShardingMsg } from "../../protocol/sharding.js";
@@ -43,7 +40,8 @@ export interface CoordinatorActorOptions {
   /** May answer with promises (adaptAllocationStrategy). */
   readonly strategy: ShardAllocationStrategy;
   readonly role?: string;
-  readonly settings?: Partial<CoordinatorSettings>;
+  /** Resolved (ShardingTypeSpec). */
+  readonly settings: Readonly<CoordinatorSettings>;
   /**
    * stateStoreMode "persistence": makes the store of one coordinator incarnation (called
    * again after a restart). Undefined: "regions" recovery.
@@ -88,7 +86,7 @@ export function coordinatorBehavior(options: CoordinatorActorOptions): Behavior<
 function loading(options: CoordinatorActorOptions): Behavior<CoordMsg> {
   return Behaviors.setup<CoordMsg>((ctx) => {
     const store = (options.store as () => CoordinatorStore)();
-    const retryMs = resolveCoordinatorSettings(options.settings).persistRetryBackoffMs;
+    const retryMs = options.settings.persistRetryBackoffMs;
     const load = () =>
       store.load().then(
         (data) => ctx.self.tell({ type: "shardkit.coordinator.loaded", data }),

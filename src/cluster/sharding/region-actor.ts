@@ -40,8 +40,8 @@ export interface RegionActorOptions {
   /** undefined = proxy only (never hosts shards). */
   readonly createBehavior?: (ctx: EntityContext) => Behavior<unknown>;
   readonly handOffStopMessage?: unknown;
-  readonly settings?: Partial<RegionSettings>;
-  readonly shardSettings?: Partial<ShardSettings>;
+  readonly settings: Readonly<RegionSettings>;
+  readonly shardSettings: Readonly<ShardSettings>;
   /** Remember entities: the store and the current shard function (see shard-actor.ts). */
   readonly remember?: ShardRememberOptions;
   /** Sharding role and coordinator role (for the registration warnings). */

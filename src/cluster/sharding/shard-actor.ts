@@ -7,7 +7,7 @@ import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
 import { ShardMachine } from "../../core/shard/shard-machine.js";
-import { resolveShardSettings, type ShardSettings } from "../../core/shard/shard-settings.js";
+import type { ShardSettings } from "../../core/shard/shard-settings.js";
 import type { ShardInput, ShardOutput } from "../../core/shard/shard-types.js";
 import type { RememberEntitiesStore } from "../../ports/remember-entities-store.js";
 import {
@@ -35,7 +35,8 @@ export interface ShardActorOptions {
   readonly region: ActorRef<ShardReport>;
   readonly createBehavior: (ctx: EntityContext) => Behavior<unknown>;
   readonly handOffStopMessage?: unknown;
-  readonly settings?: Partial<ShardSettings>;
+  /** Resolved (ShardingTypeSpec). */
+  readonly settings: Readonly<ShardSettings>;
   /** Remember entities (used when settings.rememberEntities is on). */
   readonly remember?: ShardRememberOptions;
   /** Start/stop reports of the shard and its entities (the testing oracle). */
@@ -84,9 +85,7 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
       for (const o of outs) performOne(ctx, options, o, feed, entities, reported);
     };
     const feed = (input: ShardInput<unknown>) => perform(machine.handle(input, ctx.now()));
-    const remember = resolveShardSettings(options.settings).rememberEntities
-      ? options.remember
-      : undefined;
+    const remember = options.settings.rememberEntities ? options.remember : undefined;
     if (remember !== undefined) loadRemembered(ctx, options, remember);
     return Behaviors.receive<ShardCommand>(
       (_c, m) => {
@@ -310,7 +309,7 @@ function onRemember(
       feed({ type: "recovered-entities", entityIds: m.entityIds });
       return;
     case "shardkit.shard.remember-load-failed": {
-      const retryMs = resolveShardSettings(options.settings).rememberWriteRetryBackoffMs;
+      const retryMs = options.settings.rememberWriteRetryBackoffMs;
       ctx.log.warn("loading remembered entities failed; retrying", {
         shard: options.shardId,
         retryInMs: retryMs,

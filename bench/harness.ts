@@ -18,6 +18,24 @@ export interface BenchGroup {
   run(report: (m: Metric) => void): Promise<void>;
 }
 
+let only: readonly string[] = [];
+
+/**
+ * Restricts the parts a group runs (`--only=<prefix>[,<prefix>...]` on bench/run.ts): a
+ * part runs when one of its metric names starts with one of the prefixes. Empty: all.
+ */
+export function setOnly(prefixes: readonly string[]): void {
+  only = prefixes;
+}
+
+/**
+ * Whether the part whose metrics start with `part` should run under the current `--only`
+ * filter: a prefix matches the part or one of its metrics (either starts with the other).
+ */
+export function wants(part: string): boolean {
+  return only.length === 0 || only.some((p) => p.startsWith(part) || part.startsWith(p));
+}
+
 export function median(values: readonly number[]): number {
   const s = [...values].sort((a, b) => a - b);
   const mid = s.length >> 1;

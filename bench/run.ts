@@ -1,8 +1,9 @@
 /**
- * `npm run bench -- <group> [<group>...] [--json]`: runs benchmark groups. Without a
- * group it lists them. Run through `node --expose-gc` so memory figures are exact.
+ * `npm run bench -- <group> [<group>...] [--json] [--only=<metric prefix>,...]`: runs
+ * benchmark groups (with --only, only the parts whose metrics start with one of the
+ * prefixes, where the group supports it: sharding). Without a group it lists them. Run through `node --expose-gc` so memory figures are exact.
  */
-import { type BenchGroup, formatTable, type Metric } from "./harness.js";
+import { type BenchGroup, formatTable, type Metric, setOnly } from "./harness.js";
 
 const groups: Record<string, () => Promise<BenchGroup>> = {
   actor: async () => (await import("./actor.js")).actorGroup,
@@ -16,9 +17,17 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const json = args.includes("--json");
   const names = args.filter((a) => !a.startsWith("--"));
+  const onlyArg = args.find((a) => a.startsWith("--only="));
+  if (onlyArg)
+    setOnly(
+      onlyArg
+        .slice("--only=".length)
+        .split(",")
+        .filter((p) => p !== ""),
+    );
   if (names.length === 0) {
     process.stdout.write(
-      `usage: npm run bench -- <group>... [--json]\ngroups: ${Object.keys(groups).join(", ")}\n`,
+      `usage: npm run bench -- <group>... [--json] [--only=<metric prefix>,...]\ngroups: ${Object.keys(groups).join(", ")}\n`,
     );
     return;
   }

@@ -51,7 +51,7 @@ import {
 import { murmur3ShardId } from "../src/core/sharding/shard-id.js";
 import { createNodeRuntime } from "../src/runtime/node/index.js";
 import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
-import { type BenchGroup, gc, hasGc, median, percentile, repeat } from "./harness.js";
+import { type BenchGroup, gc, hasGc, median, percentile, repeat, wants } from "./harness.js";
 import { FAST_PROFILE } from "./membership.js";
 
 const CHILD_ENV = "SHARDKIT_BENCH_SHARDING_CHILD";
@@ -806,69 +806,82 @@ export const shardingGroup: BenchGroup = {
   name: "sharding",
   description: "cluster sharding on the real runtime, TCP on 127.0.0.1",
   async run(report) {
-    const tell = await repeat(3, 1, localTell);
-    report({
-      metric: "sharding.local.tell.throughput",
-      value: median(tell),
-      unit: "msg/s",
-      note: `1 node, ${TELL_ENTITIES} active entities, ${TELL_TOTAL / 1e6} M msgs`,
-    });
-    const act = await repeat(3, 1, activation);
-    report({
-      metric: "sharding.activation.rate",
-      value: median(act),
-      unit: "entities/s",
-      note: `${ACTIVATION_N} new ids, 100 shards already started`,
-    });
-    const idle = await repeat(IDLE_RUNS, 0, idleBytes);
-    report({
-      metric: "sharding.idle.bytes",
-      value: median(idle),
-      unit: "bytes",
-      note: hasGc()
-        ? `${IDLE_N} entities, heapUsed delta`
-        : "run with --expose-gc for exact figures",
-    });
-    const lat = await newShardLatency();
-    report({
-      metric: "sharding.newshard.latency.us",
-      value: percentile(lat, 50),
-      unit: "µs",
-      note: `p50 of ${NEWSHARD_SAMPLES}, p99 ${Math.round(percentile(lat, 99))} µs`,
-    });
-    const c3 = await cluster3();
-    report({
-      metric: "sharding.cluster3.tell.throughput",
-      value: median(c3.tell),
-      unit: "msg/s",
-      note: `3 processes, ${C3_ENTITIES} entities (${c3.spread}), at the entities`,
-    });
-    report({
-      metric: "sharding.cluster3.ask.p50.us",
-      value: percentile(c3.ask, 50),
-      unit: "µs",
-      note: "1 outstanding, random entity",
-    });
-    report({
-      metric: "sharding.cluster3.ask.p99.us",
-      value: percentile(c3.ask, 99),
-      unit: "µs",
-      note: `${C3_ASK_SAMPLES} samples`,
-    });
-    const rb = await rebalance100();
-    report({
-      metric: "sharding.rebalance100.ms",
-      value: rb.ms,
-      unit: `ms (rebalanceIntervalMs ${REBALANCE_INTERVAL_MS})`,
-      note: `100 shards ${rb.before} -> ${rb.after}, join (member up) -> balanced`,
-    });
-    report({
-      metric: "sharding.rebalance100.lost",
-      value: rb.loss.lost,
-      unit: "messages",
-      note: `${rb.loss.sent} sent, ${rb.loss.received} received, ${rb.loss.duplicates} duplicates, ${rb.loss.outOfOrder} out of order`,
-    });
+    if (wants("sharding.local.tell")) {
+      const tell = await repeat(3, 1, localTell);
+      report({
+        metric: "sharding.local.tell.throughput",
+        value: median(tell),
+        unit: "msg/s",
+        note: `1 node, ${TELL_ENTITIES} active entities, ${TELL_TOTAL / 1e6} M msgs`,
+      });
+    }
+    if (wants("sharding.activation")) {
+      const act = await repeat(3, 1, activation);
+      report({
+        metric: "sharding.activation.rate",
+        value: median(act),
+        unit: "entities/s",
+        note: `${ACTIVATION_N} new ids, 100 shards already started`,
+      });
+    }
+    if (wants("sharding.idle")) {
+      const idle = await repeat(IDLE_RUNS, 0, idleBytes);
+      report({
+        metric: "sharding.idle.bytes",
+        value: median(idle),
+        unit: "bytes",
+        note: hasGc()
+          ? `${IDLE_N} entities, heapUsed delta`
+          : "run with --expose-gc for exact figures",
+      });
+    }
+    if (wants("sharding.newshard")) {
+      const lat = await newShardLatency();
+      report({
+        metric: "sharding.newshard.latency.us",
+        value: percentile(lat, 50),
+        unit: "µs",
+        note: `p50 of ${NEWSHARD_SAMPLES}, p99 ${Math.round(percentile(lat, 99))} µs`,
+      });
+    }
+    if (wants("sharding.cluster3")) {
+      const c3 = await cluster3();
+      report({
+        metric: "sharding.cluster3.tell.throughput",
+        value: median(c3.tell),
+        unit: "msg/s",
+        note: `3 processes, ${C3_ENTITIES} entities (${c3.spread}), at the entities`,
+      });
+      report({
+        metric: "sharding.cluster3.ask.p50.us",
+        value: percentile(c3.ask, 50),
+        unit: "µs",
+        note: "1 outstanding, random entity",
+      });
+      report({
+        metric: "sharding.cluster3.ask.p99.us",
+        value: percentile(c3.ask, 99),
+        unit: "µs",
+        note: `${C3_ASK_SAMPLES} samples`,
+      });
+    }
+    if (wants("sharding.rebalance100")) {
+      const rb = await rebalance100();
+      report({
+        metric: "sharding.rebalance100.ms",
+        value: rb.ms,
+        unit: `ms (rebalanceIntervalMs ${REBALANCE_INTERVAL_MS})`,
+        note: `100 shards ${rb.before} -> ${rb.after}, join (member up) -> balanced`,
+      });
+      report({
+        metric: "sharding.rebalance100.lost",
+        value: rb.loss.lost,
+        unit: "messages",
+        note: `${rb.loss.sent} sent, ${rb.loss.received} received, ${rb.loss.duplicates} duplicates, ${rb.loss.outOfOrder} out of order`,
+      });
+    }
     for (const profile of ["fast", "default"] as const) {
+      if (!wants(`sharding.failover.${profile}`)) continue;
       const f = await failover(profile);
       report({
         metric: `sharding.failover.${profile}.ms`,

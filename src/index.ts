@@ -100,7 +100,10 @@ export {
   EntityTypeKey,
   type EntityTypeKeyOptions,
   type ShardedEntityOptions,
+  type ShardingProxyOptions,
+  type ShardingSettingsOptions,
   type ShardingStoreOptions,
+  type ShardingTypeOptions,
   type ShardRegionState,
   type StateStoreMode,
 } from "./api/cluster-sharding.js";

@@ -15,53 +15,36 @@ import { type AskOptions, ask } from "../actor/ask.js";
 import type { Behavior } from "../actor/behavior.js";
 import { ConfigError, InvalidAddressError } from "../base/errors.js";
 import { isStandardSchema, type Schema } from "../base/schema.js";
-import type { Cluster } from "../cluster/membership/cluster.js";
-import type { ShardAllocationStrategy } from "../cluster/sharding/async-strategy.js";
-import { coordinatorBehavior } from "../cluster/sharding/coordinator-actor.js";
-import {
-  type CoordinatorStore,
-  JournalCoordinatorStore,
-} from "../cluster/sharding/coordinator-store.js";
-import { JournalRememberEntitiesStore } from "../cluster/sharding/journal-remember-entities-store.js";
-import {
-  type RegionControl,
-  type RegionState,
-  regionBehavior,
-} from "../cluster/sharding/region-actor.js";
+import type { RegionState } from "../cluster/sharding/region-actor.js";
 import type { EntityContext } from "../cluster/sharding/shard-actor.js";
 import { ShardingTypeNotStartedError } from "../cluster/sharding/sharding-errors.js";
+import { splitActorId } from "../cluster/sharding/sharding-messages.js";
 import {
-  bindShardLifecycle,
-  type ShardingLifecycleListener,
-} from "../cluster/sharding/sharding-lifecycle.js";
-import {
-  EntityDelivery,
-  type ShardingMsg,
-  splitActorId,
-} from "../cluster/sharding/sharding-messages.js";
-import { ClusterSingleton, type SingletonHost } from "../cluster/singleton/cluster-singleton.js";
-import type { CoordinatorSettings } from "../core/coordinator/coordinator-settings.js";
-import { leastShardStrategy } from "../core/coordinator/coordinator-strategy.js";
-import { downAllWhenUnstableMsOf } from "../core/downing/sbr-settings.js";
-import { uniqueAddressToString } from "../core/membership/unique-address.js";
-import type { RegionSettings } from "../core/region/region-settings.js";
-import type { ShardSettings } from "../core/shard/shard-settings.js";
-import {
-  DEFAULT_SHARD_ID_ALGORITHM,
-  type ShardIdAlgorithm,
-  shardIdFunctions,
-  validateNumberOfShards,
-} from "../core/sharding/shard-id.js";
-import type { Journal } from "../ports/journal.js";
-import type { RememberEntitiesStore } from "../ports/remember-entities-store.js";
-import type { SnapshotStore } from "../ports/snapshot-store.js";
+  hashRouting,
+  resolveShardingTypeSpec,
+  type ShardingRouting,
+  type ShardingTypeInput,
+  type ShardingTypeOptions,
+  type StartedShardingType,
+  startShardingType,
+} from "../cluster/sharding/sharding-type.js";
+import type { SingletonHost } from "../cluster/singleton/cluster-singleton.js";
+import { EntityEnvelope, type RegionControl } from "../protocol/sharding.js";
 import { validatingRef } from "./entity-schema.js";
 import {
   isStartEntity,
   type MessageExtractor,
+  type ShardIdAlgorithm,
   ShardingEnvelope,
   StartEntity,
 } from "./message-extractor.js";
+
+export type {
+  ShardingSettingsOptions,
+  ShardingStoreOptions,
+  ShardingTypeOptions,
+  StateStoreMode,
+} from "../cluster/sharding/sharding-type.js";
 
 /** Names an entity type and the type of its messages. */
 export interface EntityTypeKey<M> {
@@ -111,57 +94,14 @@ export function EntityTypeKey<M>(
 /** What `createBehavior` receives for each entity. */
 export type EntityCreationContext = EntityContext;
 
-/** Where the coordinator keeps its state (see docs/sharding.md, "State stores"). */
-export type StateStoreMode = "regions" | "persistence";
-
-/** Durable sharding state: the coordinator's allocations and remembered entities. */
-export interface ShardingStoreOptions {
-  /**
-   * Journal (and optional snapshot store) for sharding's own data: coordinator state and
-   * remembered entities. May be a different store from the one the entities persist to.
-   */
-  readonly persistence?: { readonly journal: Journal; readonly snapshots?: SnapshotStore };
-  /**
-   * "regions": a new coordinator rebuilds the allocations from what the regions report
-   * (no store; allocations do not survive a full cluster restart). "persistence": every
-   * allocation is written to `persistence.journal` before it is announced. Default:
-   * "persistence" when `persistence` is given, else "regions".
-   */
-  readonly stateStoreMode?: StateStoreMode;
-  /**
-   * Restart this type's entities after a rebalance, a crash, a coordinator fail-over and
-   * a full restart, without waiting for a message (default false). Needs
-   * `rememberEntitiesStore` or `persistence`. Automatic passivation is off meanwhile.
-   */
-  readonly rememberEntities?: boolean;
-  /** Where remembered entity ids are kept. Default: a journal store on `persistence`. */
-  readonly rememberEntitiesStore?: RememberEntitiesStore;
-}
-
-export interface ShardedEntityOptions<M> extends ShardingStoreOptions {
+/** Options of `init`: an entity type addressed by `EntityTypeKey` and entity id. */
+export interface ShardedEntityOptions<M> extends ShardingTypeOptions<M> {
   readonly typeKey: EntityTypeKey<M>;
   readonly createBehavior: (ctx: EntityCreationContext) => Behavior<M>;
   /** Default 100; must be the same on every node. */
   readonly numberOfShards?: number;
   /** Shard id hash (default "murmur3"; see HashCodeMessageExtractor). */
   readonly shardIdAlgorithm?: ShardIdAlgorithm;
-  /** Host entities only on members with this role (others get a proxy region). */
-  readonly role?: string;
-  /**
-   * Run the coordinator singleton on the oldest member with this role instead of `role`
-   * (default: `role`). Must be the same on every node that starts the type.
-   */
-  readonly coordinatorRole?: string;
-  /** Sent to each entity when its shard is handed off (default: stop). */
-  readonly handOffStopMessage?: M;
-  readonly allocationStrategy?: ShardAllocationStrategy;
-  /** Told when this node's shards and entities start and stop (see ShardingOracle in shardkit/testing). */
-  readonly lifecycle?: ShardingLifecycleListener;
-  readonly settings?: {
-    readonly coordinator?: Partial<CoordinatorSettings>;
-    readonly region?: Partial<RegionSettings>;
-    readonly shard?: Partial<ShardSettings>;
-  };
 }
 
 /** A handle on one entity, wherever it lives. */
@@ -172,46 +112,21 @@ export interface EntityRef<M> {
   ask<R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions): Promise<R>;
 }
 
-interface TypeEntry {
-  readonly region: ActorRef<unknown>;
-  readonly coordinator: ActorRef<ShardingMsg>;
-  readonly shardOf: (entityId: string) => string;
-  /** Started with `init`: EntityRefs send pre-routed EntityDelivery messages. */
-  readonly preRouted: boolean;
-}
-
-type Route = { entityId: string; shardId: string; message: unknown } | undefined;
-
-interface TypeStart {
-  readonly role: string | undefined;
-  readonly coordinatorRole?: string;
-  readonly lifecycle?: ShardingLifecycleListener;
-  /** `route` of a ShardingEnvelope gives exactly shardOf(entityId) and its message. */
-  readonly preRouted?: boolean;
-  readonly route: (message: unknown) => Route;
-  readonly shardOf: (entityId: string) => string;
-  readonly createBehavior: ((ctx: EntityContext) => Behavior<unknown>) | undefined;
-  readonly handOffStopMessage?: unknown;
-  readonly allocationStrategy?: ShardAllocationStrategy;
-  readonly settings?: ShardedEntityOptions<unknown>["settings"];
-  readonly stores?: ShardingStoreOptions;
-  /** Only a proxy: no coordinator manager on this node (startProxy). */
-  readonly proxyOnly?: boolean;
-}
-
-/** The classic `start` form (Akka style: a type name, an entity and a message extractor). */
-export interface ClassicShardingOptions<In, M> extends ShardingStoreOptions {
+/** Options of the classic `start` (seed 000): messages routed by a MessageExtractor. */
+export interface ClassicShardingOptions<In, M> extends ShardingTypeOptions<M> {
   readonly typeName: string;
   /** The behavior of one entity. */
   readonly entity: (entityId: string, ctx: EntityCreationContext) => Behavior<M>;
   readonly extractor: MessageExtractor<In, M>;
+}
+
+/** Options of the classic `startProxy`: routes to `typeName`, never hosts entities. */
+export interface ShardingProxyOptions<In> {
+  readonly typeName: string;
   readonly role?: string;
-  /** See ShardedEntityOptions.coordinatorRole. */
+  /** See ShardingTypeOptions.coordinatorRole. */
   readonly coordinatorRole?: string;
-  readonly handOffStopMessage?: M;
-  readonly allocationStrategy?: ShardAllocationStrategy;
-  readonly lifecycle?: ShardingLifecycleListener;
-  readonly settings?: ShardedEntityOptions<unknown>["settings"];
+  readonly extractor: MessageExtractor<In, unknown>;
 }
 
 /** Shards and their live entities in one region. */
@@ -237,19 +152,13 @@ export interface EntityLocation {
 /** Shards per entity type when `numberOfShards` is not given (same on every node). */
 const NUMBER_OF_SHARDS_DEFAULT = 100;
 
-/**
- * Cap of the graceful hand-off wait in the shutdown task; the phase's own timeout
- * (shutdown settings, cluster-sharding-shutdown-region) aborts it first through its signal.
- */
-const HAND_OFF_WAIT_CAP_MS = 3_600_000;
-
 /** Default timeout of the queries, in ms. */
 const QUERY_TIMEOUT_MS_DEFAULT = 5_000;
 
 const instances = new WeakMap<SingletonHost, ClusterSharding>();
 
 export class ClusterSharding {
-  private readonly types = new Map<string, TypeEntry>();
+  private readonly types = new Map<string, StartedShardingType>();
 
   private constructor(private readonly host: SingletonHost) {}
 
@@ -265,22 +174,17 @@ export class ClusterSharding {
 
   /** Starts the region of `typeKey` on this node (and its coordinator singleton). */
   init<M>(options: ShardedEntityOptions<M>): ActorRef<ShardingEnvelope<M>> {
-    const numberOfShards = options.numberOfShards ?? NUMBER_OF_SHARDS_DEFAULT;
-    validateNumberOfShards(numberOfShards);
-    const hash = shardIdFunctions[options.shardIdAlgorithm ?? DEFAULT_SHARD_ID_ALGORITHM];
-    const hosts = options.role === undefined || this.host.cluster.selfRoles.includes(options.role);
-    return this.startType(options.typeKey.name, {
-      role: options.role,
-      coordinatorRole: options.coordinatorRole,
-      lifecycle: options.lifecycle,
-      preRouted: true,
-      route: (m) => routeOf(m, numberOfShards, hash),
-      shardOf: (entityId) => hash(entityId, numberOfShards),
-      createBehavior: hosts ? (ctx) => options.createBehavior(ctx) as Behavior<unknown> : undefined,
-      handOffStopMessage: options.handOffStopMessage,
-      allocationStrategy: options.allocationStrategy,
-      settings: options.settings,
-      stores: options,
+    const routing = hashRouting(
+      options.numberOfShards ?? NUMBER_OF_SHARDS_DEFAULT,
+      options.shardIdAlgorithm,
+    );
+    const { role, createBehavior } = options;
+    const hosts = role === undefined || this.host.cluster.selfRoles.includes(role);
+    return this.startType({
+      ...options,
+      typeName: options.typeKey.name,
+      routing,
+      createBehavior: hosts ? (ctx) => createBehavior(ctx) as Behavior<unknown> : undefined,
     }) as ActorRef<ShardingEnvelope<M>>;
   }
 
@@ -290,35 +194,22 @@ export class ClusterSharding {
    * `extractor.entityId` / `shardId`; the entity receives `extractor.entityMessage(msg)`.
    */
   start<In, M>(options: ClassicShardingOptions<In, M>): ActorRef<In> {
-    const { extractor } = options;
-    return this.startType(checkTypeName(options.typeName), {
-      role: options.role,
-      coordinatorRole: options.coordinatorRole,
-      lifecycle: options.lifecycle,
-      route: (m) => routeByExtractor(extractor, m),
-      shardOf: (entityId) => extractor.shardId(StartEntity(entityId)),
-      createBehavior: (ctx) => options.entity(ctx.entityId, ctx) as Behavior<unknown>,
-      handOffStopMessage: options.handOffStopMessage,
-      allocationStrategy: options.allocationStrategy,
-      settings: options.settings,
-      stores: options,
+    const { entity } = options;
+    return this.startType({
+      ...options,
+      typeName: checkTypeName(options.typeName),
+      routing: extractorRouting(options.extractor),
+      createBehavior: (ctx) => entity(ctx.entityId, ctx) as Behavior<unknown>,
     }) as ActorRef<In>;
   }
 
   /** Classic form: a region on this node that routes to `typeName` but never hosts entities. */
-  startProxy<In>(options: {
-    typeName: string;
-    role?: string;
-    /** See ShardedEntityOptions.coordinatorRole. */
-    coordinatorRole?: string;
-    extractor: MessageExtractor<In, unknown>;
-  }): ActorRef<In> {
-    const { extractor } = options;
-    return this.startType(checkTypeName(options.typeName), {
+  startProxy<In>(options: ShardingProxyOptions<In>): ActorRef<In> {
+    return this.startType({
+      typeName: checkTypeName(options.typeName),
       role: options.role,
       coordinatorRole: options.coordinatorRole,
-      route: (m) => routeByExtractor(extractor, m),
-      shardOf: (entityId) => extractor.shardId(StartEntity(entityId)),
+      routing: extractorRouting(options.extractor),
       createBehavior: undefined,
       proxyOnly: true,
     }) as ActorRef<In>;
@@ -329,95 +220,17 @@ export class ClusterSharding {
     return this.entry({ name: typeName }).region as ActorRef<In>;
   }
 
-  private startType(name: string, t: TypeStart): ActorRef<unknown> {
-    const existing = this.types.get(name);
+  private startType(input: ShardingTypeInput): ActorRef<unknown> {
+    const existing = this.types.get(input.typeName);
     if (existing !== undefined) return existing.region;
-    const { system, remoting, cluster } = this.host;
-    const now = () => system.core.clock.now();
-    const stores = resolveShardingStores(name, t.stores ?? {}, t.settings, now);
-    const singletonName = `shardCoordinator-${name}`;
-    const coordinatorRole = t.coordinatorRole ?? t.role;
-    const removalMarginMs = shardRemovalMarginOf(cluster);
-    const coordinator = t.proxyOnly
-      ? ClusterSingleton.proxy<ShardingMsg>(this.host, singletonName, coordinatorRole)
-      : ClusterSingleton.init<ShardingMsg>(this.host, {
-          name: singletonName,
-          role: coordinatorRole,
-          // a new coordinator rebuilds its table from the live regions: it must not start
-          // before the downed side has stopped the shards it ran (see shardRemovalMarginOf)
-          settings: { removalMarginMs },
-          behavior: coordinatorBehavior({
-            typeName: name,
-            cluster,
-            remoting,
-            strategy: t.allocationStrategy ?? leastShardStrategy(),
-            role: t.role,
-            settings: {
-              regionRemovalMarginMs: removalMarginMs,
-              ...t.settings?.coordinator,
-              rememberEntities: stores.rememberEntities,
-            },
-            store: stores.coordinatorStore,
-          }) as Behavior<ShardingMsg>,
-        });
-    const region = system.core.systemGuardian.spawnChild(
-      regionBehavior({
-        typeName: name,
-        member: uniqueAddressToString(cluster.self),
-        remoting,
-        cluster,
-        coordinatorProxy: coordinator,
-        role: t.role,
-        coordinatorRole: t.coordinatorRole,
-        route: t.route,
-        createBehavior: t.createBehavior,
-        handOffStopMessage: t.handOffStopMessage,
-        settings: t.settings?.region,
-        shardSettings: { ...t.settings?.shard, rememberEntities: stores.rememberEntities },
-        remember:
-          stores.rememberStore === undefined
-            ? undefined
-            : { typeName: name, store: stores.rememberStore, shardOf: t.shardOf },
-        lifecycle: bindShardLifecycle(t.lifecycle, name, uniqueAddressToString(cluster.self)),
-      }),
-      `sharding-${name}`,
-      undefined,
-    );
-    this.types.set(name, {
-      region,
-      coordinator,
-      shardOf: t.shardOf,
-      preRouted: t.preRouted === true,
-    });
-    this.installShutdown(name, region as ActorRef<RegionControl>);
-    return region;
+    const clock = this.host.system.core.clock;
+    const spec = resolveShardingTypeSpec(input, this.host.cluster, () => clock.now());
+    const started = startShardingType(this.host, spec);
+    this.types.set(spec.typeName, started);
+    return started.region;
   }
 
-  /**
-   * Graceful shutdown (coordinated-shutdown phase cluster-sharding-shutdown-region): the
-   * region hands all its shards off before the node leaves. A downed node stops its
-   * entities at once.
-   */
-  private installShutdown(name: string, region: ActorRef<RegionControl>): void {
-    const { coordinatedShutdown, cluster } = this.host;
-    coordinatedShutdown?.addTask("cluster-sharding-shutdown-region", `sharding-${name}`, (task) =>
-      ask(
-        region,
-        (replyTo: ActorRef<"stopped">) => ({ sk: "region", t: "graceful-shutdown", replyTo }),
-        {
-          timeoutMs: HAND_OFF_WAIT_CAP_MS,
-          signal: task.signal,
-        },
-      ).then(() => undefined),
-    );
-    const selfKey = uniqueAddressToString(cluster.self);
-    cluster.subscribe((e) => {
-      if (e.type === "member-downed" && uniqueAddressToString(e.member.uniqueAddress) === selfKey)
-        region.tell({ sk: "region", t: "self-downed" });
-    });
-  }
-
-  private entry(typeKey: { readonly name: string }): TypeEntry {
+  private entry(typeKey: { readonly name: string }): StartedShardingType {
     const entry = this.types.get(typeKey.name);
     if (entry === undefined) throw new ShardingTypeNotStartedError(typeKey.name);
     return entry;
@@ -431,7 +244,11 @@ export class ClusterSharding {
     const timeoutMs = options.timeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT;
     return ask(
       this.entry(typeKey).region as ActorRef<RegionControl>,
-      (replyTo: ActorRef<RegionState>) => ({ sk: "region", t: "get-state", timeoutMs, replyTo }),
+      (replyTo: ActorRef<RegionState>) => ({
+        type: "shardkit.region.get-state",
+        timeoutMs,
+        replyTo,
+      }),
       { timeoutMs: timeoutMs * 2 },
     );
   }
@@ -443,7 +260,10 @@ export class ClusterSharding {
   ): Promise<readonly string[]> {
     return ask(
       this.entry(typeKey).coordinator,
-      (replyTo: ActorRef<readonly string[]>) => ({ sk: "sharding", t: "get-regions", replyTo }),
+      (replyTo: ActorRef<readonly string[]>) => ({
+        type: "shardkit.get-regions",
+        replyTo,
+      }),
       { timeoutMs: options.timeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT },
     );
   }
@@ -484,12 +304,11 @@ export class ClusterSharding {
   ): Promise<EntityLocation> {
     const entry = this.entry(typeKey);
     const timeoutMs = options.timeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT;
-    const shardId = entry.shardOf(entityId);
+    const shardId = entry.spec.routing.shardOf(entityId);
     const home = await ask(
       entry.region as ActorRef<RegionControl>,
       (replyTo: ActorRef<{ readonly region: string | null }>) => ({
-        sk: "region",
-        t: "get-home",
+        type: "shardkit.region.get-home",
         shard: shardId,
         replyTo,
       }),
@@ -511,7 +330,11 @@ export class ClusterSharding {
     const ref = this.host.remoting.actorRefFor<RegionControl>(p.node, p.path);
     return ask(
       ref,
-      (replyTo: ActorRef<RegionState>) => ({ sk: "region", t: "get-state", timeoutMs, replyTo }),
+      (replyTo: ActorRef<RegionState>) => ({
+        type: "shardkit.region.get-state",
+        timeoutMs,
+        replyTo,
+      }),
       {
         timeoutMs: timeoutMs * 2,
       },
@@ -529,8 +352,14 @@ export class ClusterSharding {
   private unvalidatedRefFor<M>(typeKey: EntityTypeKey<M>, entityId: string): EntityRef<M> {
     const entry = this.entry(typeKey as EntityTypeKey<unknown>);
     // The region would route the envelope to exactly this shard: compute it once.
-    if (entry.preRouted)
-      return new PreRoutedEntityRef(typeKey.name, entityId, entry.shardOf(entityId), entry.region);
+    const { routing } = entry.spec;
+    if (routing.preRouted)
+      return new PreRoutedEntityRef(
+        typeKey.name,
+        entityId,
+        routing.shardOf(entityId),
+        entry.region,
+      );
     const region = entry.region as ActorRef<ShardingEnvelope<M>>;
     return {
       typeName: typeKey.name,
@@ -546,83 +375,9 @@ export class ClusterSharding {
   }
 }
 
-/** The stores of one entity type, resolved from its options. */
-interface ResolvedStores {
-  readonly rememberEntities: boolean;
-  readonly rememberStore: RememberEntitiesStore | undefined;
-  readonly coordinatorStore: (() => CoordinatorStore) | undefined;
-}
-
 /**
- * Picks the coordinator store and remember-entities store of `typeName`.
- * @throws ConfigError when a mode needs a store that was not given.
- */
-export function resolveShardingStores(
-  typeName: string,
-  o: ShardingStoreOptions,
-  settings: ShardedEntityOptions<unknown>["settings"],
-  now: () => number,
-): ResolvedStores {
-  const p = o.persistence;
-  if (p !== undefined && (typeof p !== "object" || typeof p.journal?.append !== "function"))
-    throw new ConfigError("persistence.journal", p, "a Journal (e.g. sqlitePersistence().journal)");
-  const mode = o.stateStoreMode ?? (p === undefined ? "regions" : "persistence");
-  if (mode !== "regions" && mode !== "persistence")
-    throw new ConfigError("stateStoreMode", mode, '"regions" or "persistence"');
-  if (mode === "persistence" && p === undefined)
-    throw new ConfigError(
-      "stateStoreMode",
-      mode,
-      '"regions", or give `persistence: { journal }` for "persistence"',
-    );
-  const rememberEntities =
-    o.rememberEntities ??
-    settings?.shard?.rememberEntities ??
-    settings?.coordinator?.rememberEntities ??
-    false;
-  if (typeof rememberEntities !== "boolean")
-    throw new ConfigError("rememberEntities", rememberEntities, "a boolean");
-  let rememberStore: RememberEntitiesStore | undefined;
-  if (rememberEntities) {
-    rememberStore =
-      o.rememberEntitiesStore ??
-      (p === undefined ? undefined : new JournalRememberEntitiesStore(p.journal, p.snapshots, now));
-    if (rememberStore === undefined)
-      throw new ConfigError(
-        "rememberEntities",
-        true,
-        "false, or true together with `rememberEntitiesStore` or `persistence: { journal }`",
-      );
-  }
-  return {
-    rememberEntities,
-    rememberStore,
-    coordinatorStore:
-      mode === "persistence" && p !== undefined
-        ? () => new JournalCoordinatorStore(p.journal, p.snapshots, typeName, now)
-        : undefined,
-  };
-}
-
-/**
- * How long after a downed member's removal its shards may start elsewhere (and a new
- * coordinator take over): the cluster's downRemovalMarginMs, or else the split brain
- * resolver's stableAfterMs plus its down-all-when-unstable bound. The downed side stops
- * by itself once its own resolver decides: after stableAfterMs of stability, or — if its
- * view kept changing — after stableAfterMs + downAllWhenUnstable from the first change
- * (S20 found a minority, kept unstable by pauses, still running shards that had been
- * restarted on the surviving side after a stableAfterMs-only margin). Akka's
- * down-removal-margin defaults to stable-after, never shorter there than the down-all
- * bound (3/4 of it); here that bound has a 4 s floor.
- */
-function shardRemovalMarginOf(cluster: Cluster): number {
-  if (cluster.settings.downRemovalMarginMs > 0) return cluster.settings.downRemovalMarginMs;
-  const sbr = cluster.sbrSettings;
-  return sbr.stableAfterMs + downAllWhenUnstableMsOf(sbr);
-}
-
-/**
- * An EntityRef of an `init` type: tells its region EntityDelivery messages. tell and ask
+ * An EntityRef of an `init` type: tells its region EntityEnvelopes (the shard id computed
+ * once per ref, not per message). tell and ask
  * are own properties (a ref may be spread, or its tell passed around), assigned in the
  * constructor so that a keepNames transpiler (tsx) does not rename them per ref.
  */
@@ -635,41 +390,36 @@ class PreRoutedEntityRef<M> implements EntityRef<M> {
   constructor(typeName: string, entityId: string, shardId: string, region: ActorRef<unknown>) {
     this.typeName = typeName;
     this.entityId = entityId;
-    this.tell = (message) => region.tell(new EntityDelivery(entityId, shardId, message));
+    this.tell = (message) => region.tell(new EntityEnvelope(shardId, entityId, message));
     this.ask = <R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions) =>
       ask(
-        region as ActorRef<EntityDelivery>,
-        (replyTo: ActorRef<R>) => new EntityDelivery(entityId, shardId, makeMessage(replyTo)),
+        region as ActorRef<EntityEnvelope>,
+        (replyTo: ActorRef<R>) => new EntityEnvelope(shardId, entityId, makeMessage(replyTo)),
         options,
       );
   }
 }
 
-function routeByExtractor<In>(extractor: MessageExtractor<In, unknown>, m: unknown): Route {
-  try {
-    const msg = m as In | StartEntity;
-    const entityId = extractor.entityId(msg);
-    const shardId = extractor.shardId(msg);
-    if (typeof entityId !== "string" || typeof shardId !== "string") return undefined;
-    return { entityId, shardId, message: isStartEntity(m) ? m : extractor.entityMessage(m as In) };
-  } catch {
-    return undefined; // not a message of this type: unhandled
-  }
+/** Routing of the classic style: the extractor names entity, shard and entity message. */
+function extractorRouting<In>(extractor: MessageExtractor<In, unknown>): ShardingRouting {
+  return {
+    preRouted: false,
+    shardOf: (entityId) => extractor.shardId(StartEntity(entityId)),
+    route: (m) => {
+      try {
+        const msg = m as In | StartEntity;
+        const entityId = extractor.entityId(msg);
+        const shardId = extractor.shardId(msg);
+        if (typeof entityId !== "string" || typeof shardId !== "string") return undefined;
+        const message = isStartEntity(m) ? m : extractor.entityMessage(m as In);
+        return new EntityEnvelope(shardId, entityId, message);
+      } catch {
+        return undefined; // not a message of this type: unhandled
+      }
+    },
+  };
 }
 
 function checkTypeName(name: string): string {
   return EntityTypeKey<unknown>(name).name;
-}
-
-function routeOf(
-  m: unknown,
-  numberOfShards: number,
-  hash: (id: string, n: number) => string,
-): { entityId: string; shardId: string; message: unknown } | undefined {
-  if (isStartEntity(m))
-    return { entityId: m.entityId, shardId: hash(m.entityId, numberOfShards), message: m };
-  if (typeof m !== "object" || m === null) return undefined;
-  const e = m as { entityId?: unknown; message?: unknown };
-  if (typeof e.entityId !== "string" || !("message" in e)) return undefined;
-  return { entityId: e.entityId, shardId: hash(e.entityId, numberOfShards), message: e.message };
 }

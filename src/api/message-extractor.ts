@@ -26,26 +26,10 @@ import {
   validateNumberOfShards,
 } from "../core/sharding/shard-id.js";
 
+import { isStartEntity, StartEntity } from "../protocol/sharding.js";
+
 export type { EntityId, ShardId, ShardIdAlgorithm };
-
-/** Starts an entity without a user message. */
-export interface StartEntity {
-  readonly type: "shardkit.StartEntity";
-  readonly entityId: EntityId;
-}
-
-export function StartEntity(entityId: EntityId): StartEntity {
-  return { type: "shardkit.StartEntity", entityId };
-}
-
-export function isStartEntity(message: unknown): message is StartEntity {
-  return (
-    typeof message === "object" &&
-    message !== null &&
-    (message as { type?: unknown }).type === "shardkit.StartEntity" &&
-    typeof (message as { entityId?: unknown }).entityId === "string"
-  );
-}
+export { isStartEntity, StartEntity };
 
 /** A message addressed to an entity by id, for entities whose messages carry no id. */
 export interface ShardingEnvelope<M> {

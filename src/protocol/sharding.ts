@@ -244,3 +244,225 @@ export function isRegionCommand(value: unknown): value is RegionCommand {
 export function isCoordinatorEvent(value: unknown): value is CoordinatorEvent {
   return hasShape(EVENT_FIELDS, value);
 }
+
+// ---- entity messages -----------------------------------------------------------------------
+
+/**
+ * The one shape of a message on its way to an entity: what an EntityRef gives its region,
+ * what a region gives a local shard (as the shard's delivery command, the same object)
+ * and what it forwards to the region that hosts the shard (on the wire in the compact
+ * form of {@link EntityEnvelopeWire}). The discriminant `type` is a prototype getter, so
+ * an envelope holds only its three fields.
+ */
+export class EntityEnvelope<M = unknown> {
+  constructor(
+    readonly shardId: ShardId,
+    readonly entityId: string,
+    readonly message: M,
+  ) {}
+
+  get type(): typeof ENTITY_ENVELOPE {
+    return ENTITY_ENVELOPE;
+  }
+}
+
+/** The `type` of an {@link EntityEnvelope}. */
+export const ENTITY_ENVELOPE = "shardkit.entity-envelope";
+
+/** `type` of {@link StartEntity}. */
+export const START_ENTITY = "shardkit.StartEntity";
+
+/** Starts an entity without a user message (remember-entities, or a user's explicit start). */
+export interface StartEntity {
+  readonly type: typeof START_ENTITY;
+  readonly entityId: string;
+}
+
+export function StartEntity(entityId: string): StartEntity {
+  return { type: START_ENTITY, entityId };
+}
+
+export function isStartEntity(message: unknown): message is StartEntity {
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    (message as { type?: unknown }).type === START_ENTITY &&
+    typeof (message as { entityId?: unknown }).entityId === "string"
+  );
+}
+
+/** First element of the wire form of a forwarded envelope. */
+const FORWARD_TAG = "shardkit.fwd";
+
+/** The wire form of an {@link EntityEnvelope} sent from one region to another. */
+type ForwardWire = readonly [
+  tag: typeof FORWARD_TAG,
+  shard: ShardId,
+  entityId: string,
+  message: unknown,
+];
+
+/**
+ * Codec of the forward message, the bulk of remote sharding traffic: an envelope travels
+ * as a 4-tuple rather than a keyed object (a third of the bytes, less to pack and
+ * unpack, and plain data, so the serializer's fast path takes it). Only the region's
+ * remote send and receive use it; drivers and machines see {@link EntityEnvelope}.
+ */
+export const EntityEnvelopeWire = {
+  encode(envelope: EntityEnvelope): ForwardWire {
+    return [FORWARD_TAG, envelope.shardId, envelope.entityId, envelope.message];
+  },
+  /** The envelope a received value encodes, or undefined when it is not a forward. */
+  decode(value: unknown): EntityEnvelope | undefined {
+    if (!Array.isArray(value) || value.length !== 4 || value[0] !== FORWARD_TAG) return undefined;
+    const [, shardId, entityId, message] = value as unknown[];
+    if (typeof shardId !== "string" || typeof entityId !== "string") return undefined;
+    return new EntityEnvelope(shardId, entityId, message);
+  },
+};
+
+// ---- driver messages -----------------------------------------------------------------------
+//
+// What the sharding actors (regions, shards, the coordinator) tell each other and
+// themselves, besides entity envelopes. Every `type` starts with "shardkit." so that none
+// is taken for a user message (a region also receives those).
+
+/** Where a query's answer goes: an actor ref, as far as the protocol needs it. */
+export interface ReplyTo<T> {
+  tell(message: T): void;
+}
+
+/** Messages between regions and the coordinator (they travel through remoting). */
+export type ShardingMsg =
+  /** Region -> coordinator. */
+  | { readonly type: "shardkit.to-coordinator"; readonly cmd: CoordinatorCommand }
+  /** Coordinator -> region. */
+  | {
+      readonly type: "shardkit.from-coordinator";
+      readonly from: RegionId;
+      readonly cmd: RegionCommand;
+    }
+  /** Region -> coordinator (through the singleton proxy): who are you? */
+  | {
+      readonly type: "shardkit.identify-coordinator";
+      readonly replyTo: ReplyTo<ShardingMsg>;
+    }
+  | { readonly type: "shardkit.coordinator-is"; readonly id: RegionId }
+  /** Anyone -> coordinator: the registered regions. */
+  | { readonly type: "shardkit.get-regions"; readonly replyTo: ReplyTo<readonly RegionId[]> }
+  /** Region -> region -> coordinator: a command relayed by the receiver (hand-off barrier). */
+  | {
+      readonly type: "shardkit.relay-to-coordinator";
+      readonly coordinator: RegionId;
+      readonly cmd: CoordinatorCommand;
+    };
+
+/** What a region reports about itself (queries). */
+export interface RegionState {
+  readonly region: RegionId;
+  readonly shards: readonly { readonly shardId: ShardId; readonly entityIds: readonly string[] }[];
+}
+
+/** Queries and control messages a region accepts (besides entity messages). */
+export type RegionControl =
+  | {
+      readonly type: "shardkit.region.get-state";
+      readonly timeoutMs: number;
+      readonly replyTo: ReplyTo<RegionState>;
+    }
+  | {
+      readonly type: "shardkit.region.get-home";
+      readonly shard: ShardId;
+      readonly replyTo: ReplyTo<{ readonly region: RegionId | null }>;
+    }
+  | { readonly type: "shardkit.region.graceful-shutdown"; readonly replyTo: ReplyTo<"stopped"> }
+  | { readonly type: "shardkit.region.self-downed" };
+
+/** What a shard tells its region (the parent). */
+export type ShardReport =
+  | {
+      readonly type: "shardkit.shard-returned";
+      readonly shard: ShardId;
+      readonly messages: readonly { readonly entityId: string; readonly message: unknown }[];
+    }
+  | { readonly type: "shardkit.shard-stopped"; readonly shard: ShardId }
+  | { readonly type: "shardkit.shard-started"; readonly shard: ShardId };
+
+/** What a region tells itself (timers, membership, the coordinator's termination). */
+export type RegionSelfMsg =
+  | { readonly type: "shardkit.region.timer"; readonly key: string }
+  | { readonly type: "shardkit.region.node-removed"; readonly node: string }
+  | { readonly type: "shardkit.region.coordinator-gone"; readonly id: RegionId };
+
+/** Every message of a region besides entity messages (envelopes and user messages). */
+export type RegionMsg = ShardingMsg | RegionControl | ShardReport | RegionSelfMsg;
+
+/** Commands of a shard actor: an entity envelope, or one of these. */
+export type ShardCommand =
+  | EntityEnvelope
+  | { readonly type: "shardkit.shard.hand-off" }
+  | { readonly type: "shardkit.shard.shutdown" }
+  | {
+      readonly type: "shardkit.shard.passivate";
+      readonly entityId: string;
+      readonly stopMessage?: unknown;
+    }
+  | { readonly type: "shardkit.shard.timer"; readonly key: string }
+  | { readonly type: "shardkit.shard.stop" }
+  | { readonly type: "shardkit.shard.entities"; readonly replyTo: ReplyTo<readonly string[]> }
+  | { readonly type: "shardkit.shard.set-active-limit"; readonly limit: number }
+  | ShardRememberResult;
+
+/** Results of the remember-entities store, fed back to the shard actor. */
+export type ShardRememberResult =
+  | { readonly type: "shardkit.shard.remember-loaded"; readonly entityIds: readonly string[] }
+  | { readonly type: "shardkit.shard.remember-load-failed"; readonly error: unknown }
+  | { readonly type: "shardkit.shard.remember-load-retry" }
+  | { readonly type: "shardkit.shard.remember-written"; readonly batchId: number }
+  | {
+      readonly type: "shardkit.shard.remember-write-failed";
+      readonly batchId: number;
+      readonly error: unknown;
+    };
+
+function isReplyTo(v: unknown): boolean {
+  return (
+    typeof v === "object" && v !== null && typeof (v as { tell?: unknown }).tell === "function"
+  );
+}
+
+const SHARDING_MSG_FIELDS: Readonly<Record<ShardingMsg["type"], (v: Fields) => boolean>> = {
+  "shardkit.to-coordinator": (v) => isCoordinatorCommand(v.cmd),
+  "shardkit.from-coordinator": (v) => isStr(v.from) && isRegionCommand(v.cmd),
+  "shardkit.identify-coordinator": (v) => isReplyTo(v.replyTo),
+  "shardkit.coordinator-is": (v) => isStr(v.id),
+  "shardkit.get-regions": (v) => isReplyTo(v.replyTo),
+  "shardkit.relay-to-coordinator": (v) => isStr(v.coordinator) && isCoordinatorCommand(v.cmd),
+};
+
+const REGION_MSG_FIELDS: Readonly<Record<RegionMsg["type"], (v: Fields) => boolean>> = {
+  ...SHARDING_MSG_FIELDS,
+  "shardkit.region.get-state": (v) => isId(v.timeoutMs) && isReplyTo(v.replyTo),
+  "shardkit.region.get-home": (v) => isStr(v.shard) && isReplyTo(v.replyTo),
+  "shardkit.region.graceful-shutdown": (v) => isReplyTo(v.replyTo),
+  "shardkit.region.self-downed": () => true,
+  "shardkit.shard-returned": (v) => isStr(v.shard) && Array.isArray(v.messages),
+  "shardkit.shard-stopped": (v) => isStr(v.shard),
+  "shardkit.shard-started": (v) => isStr(v.shard),
+  "shardkit.region.timer": (v) => isStr(v.key),
+  "shardkit.region.node-removed": (v) => isStr(v.node),
+  "shardkit.region.coordinator-gone": (v) => isStr(v.id),
+};
+
+/** True if `value` has the shape of a message between regions and the coordinator. */
+export function isShardingMsg(value: unknown): value is ShardingMsg {
+  return hasShape(SHARDING_MSG_FIELDS, value);
+}
+
+/**
+ * True if `value` has the shape of a region's own message (not an entity message): what
+ * tells a region's control traffic from the user messages it routes.
+ */
+export function isRegionMsg(value: unknown): value is RegionMsg {
+  return hasShape(REGION_MSG_FIELDS, value);
+}

@@ -1,9 +1,9 @@
 /** Which stores a sharded entity type gets from its options, and the typed errors for bad ones. */
 import { describe, expect, it } from "vitest";
-import { resolveShardingStores } from "../../src/api/cluster-sharding.js";
 import { ConfigError } from "../../src/base/errors.js";
 import { JournalCoordinatorStore } from "../../src/cluster/sharding/coordinator-store.js";
 import { JournalRememberEntitiesStore } from "../../src/cluster/sharding/journal-remember-entities-store.js";
+import { resolveShardingStores } from "../../src/cluster/sharding/sharding-type.js";
 import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
 import { MemoryRememberEntitiesStore } from "../../src/persistence/memory/memory-remember-entities-store.js";
 
@@ -49,12 +49,21 @@ describe("resolveShardingStores", () => {
     expect(r.rememberStore).toBe(store);
   });
 
-  it("honours rememberEntities given in the shard settings", () => {
+  it("takes rememberEntities from the option only: in the settings it is a ConfigError naming the key", () => {
     const store = new MemoryRememberEntitiesStore();
+    for (const part of ["shard", "coordinator"] as const) {
+      const settings = { [part]: { rememberEntities: true } } as never;
+      expect(() =>
+        resolveShardingStores("T", { rememberEntitiesStore: store }, settings, now),
+      ).toThrow(new RegExp(`settings\\.${part}\\.rememberEntities`));
+      expect(() =>
+        resolveShardingStores("T", { rememberEntitiesStore: store }, settings, now),
+      ).toThrow(ConfigError);
+    }
     const r = resolveShardingStores(
       "T",
-      { rememberEntitiesStore: store },
-      { shard: { rememberEntities: true } },
+      { rememberEntitiesStore: store, rememberEntities: true },
+      {},
       now,
     );
     expect(r.rememberEntities).toBe(true);

@@ -11,6 +11,7 @@
  *   A JournalConflictError (another coordinator wrote) makes the actor fail, and its
  *   supervisor restarts it with backoff: it reloads instead of going on with a stale state.
  */
+import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
 import { SupervisorStrategy } from "../../actor/supervision.js";
@@ -23,17 +24,24 @@ import {
   CoordinatorMachine,
   type CoordinatorRecovery,
 } from "../../core/coordinator/coordinator-machine.js";
-import {
-  type CoordinatorSettings,
-  resolveCoordinatorSettings,
-} from "../../core/coordinator/coordinator-settings.js";
+import type { CoordinatorSettings } from "../../core/coordinator/coordinator-settings.js";
 import { uniqueAddressToString } from "../../core/membership/unique-address.js";
 import { JournalConflictError } from "../../ports/journal.js";
+import { isShardingMsg, type ShardingMsg } from "../../protocol/sharding.js";
 import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
 import { adaptAllocationStrategy, type ShardAllocationStrategy } from "./async-strategy.js";
 import type { CoordinatorRecoveryData, CoordinatorStore } from "./coordinator-store.js";
-import { ActorIdRefs, actorIdOf, isShardingMsg, type ShardingMsg } from "./sharding-messages.js";
+import {
+  dispatch,
+  type Handlers,
+  logOutput,
+  MachineDriver,
+  type Performers,
+  persistThenAck,
+  timerPerformers,
+} from "./machine-driver.js";
+import { ActorIdRefs, actorIdOf } from "./sharding-messages.js";
 
 export interface CoordinatorActorOptions {
   readonly typeName: string;
@@ -42,7 +50,8 @@ export interface CoordinatorActorOptions {
   /** May answer with promises (adaptAllocationStrategy). */
   readonly strategy: ShardAllocationStrategy;
   readonly role?: string;
-  readonly settings?: Partial<CoordinatorSettings>;
+  /** Resolved (ShardingTypeSpec). */
+  readonly settings: Readonly<CoordinatorSettings>;
   /**
    * stateStoreMode "persistence": makes the store of one coordinator incarnation (called
    * again after a restart). Undefined: "regions" recovery.
@@ -59,20 +68,19 @@ export const COORDINATOR_RESTART_BACKOFF = Object.freeze({
 
 type CoordMsg =
   | ShardingMsg
-  | { readonly sk: "coord"; readonly t: "members" }
-  | { readonly sk: "coord"; readonly t: "timer"; readonly key: string }
-  | { readonly sk: "coord"; readonly t: "rebalance" }
-  | { readonly sk: "coord"; readonly t: "allocation-retry" }
-  | { readonly sk: "coord"; readonly t: "persisted"; readonly batchId: number }
+  | { readonly type: "shardkit.coordinator.members" }
+  | { readonly type: "shardkit.coordinator.timer"; readonly key: string }
+  | { readonly type: "shardkit.coordinator.rebalance" }
+  | { readonly type: "shardkit.coordinator.allocation-retry" }
+  | { readonly type: "shardkit.coordinator.persisted"; readonly batchId: number }
   | {
-      readonly sk: "coord";
-      readonly t: "persist-failed";
+      readonly type: "shardkit.coordinator.persist-failed";
       readonly batchId: number;
       readonly error: unknown;
     }
-  | { readonly sk: "coord"; readonly t: "loaded"; readonly data: CoordinatorRecoveryData }
-  | { readonly sk: "coord"; readonly t: "load-failed"; readonly error: unknown }
-  | { readonly sk: "coord"; readonly t: "load-retry" };
+  | { readonly type: "shardkit.coordinator.loaded"; readonly data: CoordinatorRecoveryData }
+  | { readonly type: "shardkit.coordinator.load-failed"; readonly error: unknown }
+  | { readonly type: "shardkit.coordinator.load-retry" };
 
 /** The coordinator behavior, supervised (restart with backoff). */
 export function coordinatorBehavior(options: CoordinatorActorOptions): Behavior<CoordMsg> {
@@ -88,16 +96,16 @@ export function coordinatorBehavior(options: CoordinatorActorOptions): Behavior<
 function loading(options: CoordinatorActorOptions): Behavior<CoordMsg> {
   return Behaviors.setup<CoordMsg>((ctx) => {
     const store = (options.store as () => CoordinatorStore)();
-    const retryMs = resolveCoordinatorSettings(options.settings).persistRetryBackoffMs;
+    const retryMs = options.settings.persistRetryBackoffMs;
     const load = () =>
       store.load().then(
-        (data) => ctx.self.tell({ sk: "coord", t: "loaded", data }),
-        (error: unknown) => ctx.self.tell({ sk: "coord", t: "load-failed", error }),
+        (data) => ctx.self.tell({ type: "shardkit.coordinator.loaded", data }),
+        (error: unknown) => ctx.self.tell({ type: "shardkit.coordinator.load-failed", error }),
       );
     load();
     return Behaviors.receive<CoordMsg>((c, m) => {
       if (!isShardingMsg(m)) {
-        if (m.t === "loaded") {
+        if (m.type === "shardkit.coordinator.loaded") {
           c.log.info("coordinator state loaded", {
             type: options.typeName,
             events: m.data.events.length,
@@ -110,14 +118,18 @@ function loading(options: CoordinatorActorOptions): Behavior<CoordMsg> {
             events: m.data.events,
           });
         }
-        if (m.t === "load-failed") {
+        if (m.type === "shardkit.coordinator.load-failed") {
           c.log.warn("loading the coordinator state failed; retrying", {
             type: options.typeName,
             retryInMs: retryMs,
             error: String(m.error),
           });
-          c.timers.startSingleTimer("load-retry", { sk: "coord", t: "load-retry" }, retryMs);
-        } else if (m.t === "load-retry") load();
+          c.timers.startSingleTimer(
+            "load-retry",
+            { type: "shardkit.coordinator.load-retry" },
+            retryMs,
+          );
+        } else if (m.type === "shardkit.coordinator.load-retry") load();
         return;
       }
       // Regions retry Register and GetShardHome: beyond the stash bound, dropping is safe.
@@ -132,141 +144,174 @@ function running(
   recovery: CoordinatorRecovery,
 ): Behavior<CoordMsg> {
   return Behaviors.setup<CoordMsg>((ctx) => {
+    const coordinator = new CoordinatorDriver(ctx, options, store, recovery);
+    return Behaviors.receive<CoordMsg>(
+      (_c, m) => coordinator.receive(m),
+      (_c, signal) => {
+        if (signal.type === "PostStop" || signal.type === "PreRestart") coordinator.dispose();
+        return undefined;
+      },
+    );
+  });
+}
+
+type CoordSelfMsg = Exclude<CoordMsg, ShardingMsg>;
+
+/**
+ * The driver of a running CoordinatorMachine (machine-driver.ts): outputs through
+ * `performers`, region traffic and its own messages through `handlers`.
+ */
+class CoordinatorDriver {
+  private readonly machine: CoordinatorMachine;
+  private readonly driver: MachineDriver<CoordinatorInput, CoordinatorOutput>;
+  private readonly selfId: string;
+  private readonly ids: ActorIdRefs;
+  private readonly handlers: Handlers<CoordMsg>;
+  private readonly unsubscribe: () => void;
+  private knownMembers = new Set<string>();
+
+  constructor(
+    private readonly ctx: ActorContext<CoordMsg>,
+    private readonly options: CoordinatorActorOptions,
+    private readonly store: CoordinatorStore | undefined,
+    recovery: CoordinatorRecovery,
+  ) {
     const { cluster, remoting } = options;
-    const selfId = actorIdOf(remoting, ctx.self as ActorRef<never>);
+    this.selfId = actorIdOf(remoting, ctx.self as ActorRef<never>);
     const strategy = adaptAllocationStrategy(
       options.strategy,
-      () => ctx.self.tell({ sk: "coord", t: "allocation-retry" }),
+      () => ctx.self.tell({ type: "shardkit.coordinator.allocation-retry" }),
       (operation, error) =>
         ctx.log.warn(`allocation strategy ${operation} failed`, {
           type: options.typeName,
           error: String(error),
         }),
     );
-    const machine = new CoordinatorMachine({
-      self: selfId,
+    this.machine = new CoordinatorMachine({
+      self: this.selfId,
       strategy,
       recovery,
       settings: options.settings,
       role: options.role,
     });
-    const ids = new ActorIdRefs(remoting);
-    const refOf = (id: string) => ids.refOf(id);
-    let knownMembers = new Set<string>();
-    const perform = (outs: readonly CoordinatorOutput[]) => {
-      for (const o of outs) {
-        switch (o.type) {
-          case "send":
-            refOf(o.to)?.tell({
-              sk: "sharding",
-              t: "from-coordinator",
-              from: selfId,
-              cmd: o.message,
-            });
-            break;
-          case "persist": {
-            // Regions recovery keeps no store: acknowledge on the next turn, after the
-            // outputs of this step (persist-before-announce holds: announcements are
-            // released only while handling `persisted`).
-            const batchId = o.batchId;
-            if (store === undefined) ctx.self.tell({ sk: "coord", t: "persisted", batchId });
-            else
-              store.persist(o.events).then(
-                () => ctx.self.tell({ sk: "coord", t: "persisted", batchId }),
-                (error: unknown) =>
-                  ctx.self.tell({ sk: "coord", t: "persist-failed", batchId, error }),
-              );
-            break;
-          }
-          case "save-snapshot":
-            store?.saveSnapshot(o.snapshot).catch((error: unknown) =>
-              ctx.log.warn("saving a coordinator snapshot failed", {
-                type: options.typeName,
-                error: String(error),
-              }),
-            );
-            break;
-          case "start-timer":
-            ctx.timers.startSingleTimer(o.key, { sk: "coord", t: "timer", key: o.key }, o.delayMs);
-            break;
-          case "cancel-timer":
-            ctx.timers.cancel(o.key);
-            break;
-          case "log":
-            ctx.log[o.level](o.message, { type: options.typeName, event: o.event, ...o.fields });
-            break;
-        }
-      }
-    };
-    const feed = (input: CoordinatorInput) => perform(machine.handle(input, ctx.now()));
-    const feedMembers = () => {
-      const st = cluster.state;
-      const unreachable = new Set(
-        st.unreachable.map((m) => uniqueAddressToString(m.uniqueAddress)),
-      );
-      const members: CoordinatorMember[] = st.members.map((m) => ({
-        uniqueAddress: uniqueAddressToString(m.uniqueAddress),
-        address: `${m.uniqueAddress.address.host}:${m.uniqueAddress.address.port}`,
-        status: m.status,
-        appVersion: m.appVersion,
-        reachable: !unreachable.has(uniqueAddressToString(m.uniqueAddress)),
-        roles: m.roles,
-      }));
-      const now = new Set(members.map((m) => m.uniqueAddress));
-      const removed = [...knownMembers].filter((k) => !now.has(k));
-      knownMembers = now;
-      feed({ type: "membership", members });
-      for (const k of removed)
-        for (const region of regionsOn(machine, k)) feed({ type: "region-terminated", region });
-    };
-    const sub = cluster.subscribe(() => ctx.self.tell({ sk: "coord", t: "members" }));
-    feedMembers();
+    this.ids = new ActorIdRefs(remoting);
+    this.driver = new MachineDriver(this.machine, () => ctx.now(), this.performers());
+    this.handlers = { ...this.regionHandlers(), ...this.selfHandlers() };
+    const sub = cluster.subscribe(() => ctx.self.tell({ type: "shardkit.coordinator.members" }));
+    this.unsubscribe = () => sub.dispose();
+    this.feedMembers();
     ctx.timers.startTimerWithFixedDelay(
       "rebalance",
-      { sk: "coord", t: "rebalance" },
-      machine.settings.rebalanceIntervalMs,
+      { type: "shardkit.coordinator.rebalance" },
+      this.machine.settings.rebalanceIntervalMs,
     );
+  }
 
-    return Behaviors.receive<CoordMsg>(
-      (_c, m) => {
-        if (isShardingMsg(m)) {
-          if (m.t === "to-coordinator") feed(m.cmd);
-          else if (m.t === "identify-coordinator")
-            m.replyTo.tell({ sk: "sharding", t: "coordinator-is", id: selfId });
-          else if (m.t === "get-regions")
-            m.replyTo.tell(machine.view().regions.map((r) => r.region));
-          return;
-        }
-        switch (m.t) {
-          case "members":
-            feedMembers();
-            return;
-          case "timer":
-            feed({ type: "timer", key: m.key });
-            return;
-          case "rebalance":
-            feed({ type: "rebalance-tick" });
-            return;
-          case "allocation-retry":
-            feed({ type: "allocation-retry" });
-            return;
-          case "persisted":
-            feed({ type: "persisted", batchId: m.batchId });
-            return;
-          case "persist-failed":
-            if (m.error instanceof JournalConflictError) throw m.error; // restart and reload
-            feed({ type: "persist-failed", batchId: m.batchId, reason: String(m.error) });
-            return;
-          default:
-            return; // loading messages of an earlier phase
-        }
+  dispose(): void {
+    this.unsubscribe();
+  }
+
+  receive(m: CoordMsg): void {
+    dispatch(this.handlers, m);
+  }
+
+  private performers(): Performers<CoordinatorOutput> {
+    const { ctx, options, store } = this;
+    return {
+      send: (o) =>
+        this.ids
+          .refOf(o.to)
+          ?.tell({ type: "shardkit.from-coordinator", from: this.selfId, cmd: o.message }),
+      // Regions recovery keeps no store: acknowledge on the next turn, after the outputs
+      // of this step (persist-before-announce holds: announcements are released only
+      // while handling `persisted`).
+      persist: (o) => {
+        const { batchId } = o;
+        if (store === undefined) ctx.self.tell({ type: "shardkit.coordinator.persisted", batchId });
+        else
+          persistThenAck<CoordMsg>(
+            ctx.self,
+            () => store.persist(o.events),
+            () => ({ type: "shardkit.coordinator.persisted", batchId }),
+            (error) => ({ type: "shardkit.coordinator.persist-failed", batchId, error }),
+          );
       },
-      (_c, signal) => {
-        if (signal.type === "PostStop" || signal.type === "PreRestart") sub.dispose();
-        return undefined;
+      "save-snapshot": (o) => {
+        store?.saveSnapshot(o.snapshot).catch((error: unknown) =>
+          ctx.log.warn("saving a coordinator snapshot failed", {
+            type: options.typeName,
+            error: String(error),
+          }),
+        );
       },
-    );
-  });
+      ...timerPerformers<CoordMsg>(ctx.timers, (key) => ({
+        type: "shardkit.coordinator.timer",
+        key,
+      })),
+      log: (o) =>
+        logOutput(ctx.log, o.level, o.message, {
+          type: options.typeName,
+          event: o.event,
+          ...o.fields,
+        }),
+    };
+  }
+
+  /** What regions (and queries) send the coordinator. */
+  private regionHandlers(): Handlers<ShardingMsg> {
+    const ignore = () => {};
+    return {
+      "shardkit.to-coordinator": (m) => this.driver.feed(m.cmd),
+      "shardkit.identify-coordinator": (m) =>
+        m.replyTo.tell({ type: "shardkit.coordinator-is", id: this.selfId }),
+      "shardkit.get-regions": (m) =>
+        m.replyTo.tell(this.machine.view().regions.map((r) => r.region)),
+      "shardkit.from-coordinator": ignore,
+      "shardkit.coordinator-is": ignore,
+      "shardkit.relay-to-coordinator": ignore,
+    };
+  }
+
+  /** The coordinator's own messages (loading messages of an earlier phase are ignored). */
+  private selfHandlers(): Handlers<CoordSelfMsg> {
+    const feed = (input: CoordinatorInput) => this.driver.feed(input);
+    const ignore = () => {};
+    return {
+      "shardkit.coordinator.members": () => this.feedMembers(),
+      "shardkit.coordinator.timer": (m) => feed({ type: "timer", key: m.key }),
+      "shardkit.coordinator.rebalance": () => feed({ type: "rebalance-tick" }),
+      "shardkit.coordinator.allocation-retry": () => feed({ type: "allocation-retry" }),
+      "shardkit.coordinator.persisted": (m) => feed({ type: "persisted", batchId: m.batchId }),
+      "shardkit.coordinator.persist-failed": (m) => {
+        if (m.error instanceof JournalConflictError) throw m.error; // restart and reload
+        feed({ type: "persist-failed", batchId: m.batchId, reason: String(m.error) });
+      },
+      "shardkit.coordinator.loaded": ignore,
+      "shardkit.coordinator.load-failed": ignore,
+      "shardkit.coordinator.load-retry": ignore,
+    };
+  }
+
+  /** Feeds the current membership, then a region-terminated per region of a removed member. */
+  private feedMembers(): void {
+    const st = this.options.cluster.state;
+    const unreachable = new Set(st.unreachable.map((m) => uniqueAddressToString(m.uniqueAddress)));
+    const members: CoordinatorMember[] = st.members.map((m) => ({
+      uniqueAddress: uniqueAddressToString(m.uniqueAddress),
+      address: `${m.uniqueAddress.address.host}:${m.uniqueAddress.address.port}`,
+      status: m.status,
+      appVersion: m.appVersion,
+      reachable: !unreachable.has(uniqueAddressToString(m.uniqueAddress)),
+      roles: m.roles,
+    }));
+    const now = new Set(members.map((m) => m.uniqueAddress));
+    const removed = [...this.knownMembers].filter((k) => !now.has(k));
+    this.knownMembers = now;
+    this.driver.feed({ type: "membership", members });
+    for (const k of removed)
+      for (const region of regionsOn(this.machine, k))
+        this.driver.feed({ type: "region-terminated", region });
+  }
 }
 
 /** Regions registered from the member `uniqueAddress` (by the registration's member field). */

@@ -7,9 +7,25 @@ import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
 import { ShardMachine } from "../../core/shard/shard-machine.js";
-import { resolveShardSettings, type ShardSettings } from "../../core/shard/shard-settings.js";
+import type { ShardSettings } from "../../core/shard/shard-settings.js";
 import type { ShardInput, ShardOutput } from "../../core/shard/shard-types.js";
 import type { RememberEntitiesStore } from "../../ports/remember-entities-store.js";
+import {
+  EntityEnvelope,
+  isStartEntity,
+  type ShardCommand,
+  type ShardReport,
+  StartEntity,
+} from "../../protocol/sharding.js";
+import {
+  dispatch,
+  type Handlers,
+  logOutput,
+  MachineDriver,
+  type Performers,
+  persistThenAck,
+  timerPerformers,
+} from "./machine-driver.js";
 import type { ShardLifecycle } from "./sharding-lifecycle.js";
 
 /** What an entity's behavior factory gets. */
@@ -20,57 +36,15 @@ export interface EntityContext {
   passivate(stopMessage?: unknown): void;
 }
 
-export type ShardCommand =
-  | {
-      readonly sk: "shard";
-      readonly t: "deliver";
-      readonly entityId: string;
-      readonly message: unknown;
-    }
-  | { readonly sk: "shard"; readonly t: "hand-off" }
-  | { readonly sk: "shard"; readonly t: "shutdown" }
-  | {
-      readonly sk: "shard";
-      readonly t: "passivate";
-      readonly entityId: string;
-      readonly stopMessage?: unknown;
-    }
-  | { readonly sk: "shard"; readonly t: "timer"; readonly key: string }
-  | { readonly sk: "shard"; readonly t: "stop" }
-  | { readonly sk: "shard"; readonly t: "entities"; readonly replyTo: ActorRef<readonly string[]> }
-  | { readonly sk: "shard"; readonly t: "set-active-limit"; readonly limit: number }
-  | RememberCommand;
-
-/** Results of the remember-entities store, fed back to the shard actor. */
-type RememberCommand =
-  | { readonly sk: "shard"; readonly t: "remember-loaded"; readonly entityIds: readonly string[] }
-  | { readonly sk: "shard"; readonly t: "remember-load-failed"; readonly error: unknown }
-  | { readonly sk: "shard"; readonly t: "remember-load-retry" }
-  | { readonly sk: "shard"; readonly t: "remember-written"; readonly batchId: number }
-  | {
-      readonly sk: "shard";
-      readonly t: "remember-write-failed";
-      readonly batchId: number;
-      readonly error: unknown;
-    };
-
-/** What a shard tells its region. */
-export type ShardReport =
-  | {
-      readonly sk: "shard-report";
-      readonly t: "returned";
-      readonly shard: string;
-      readonly messages: readonly { entityId: string; message: unknown }[];
-    }
-  | { readonly sk: "shard-report"; readonly t: "stopped"; readonly shard: string }
-  | { readonly sk: "shard-report"; readonly t: "started"; readonly shard: string };
+export type { ShardCommand, ShardReport };
 
 export interface ShardActorOptions {
   readonly shardId: string;
   readonly region: ActorRef<ShardReport>;
   readonly createBehavior: (ctx: EntityContext) => Behavior<unknown>;
   readonly handOffStopMessage?: unknown;
-  readonly settings?: Partial<ShardSettings>;
+  /** Resolved (ShardingTypeSpec). */
+  readonly settings: Readonly<ShardSettings>;
   /** Remember entities (used when settings.rememberEntities is on). */
   readonly remember?: ShardRememberOptions;
   /** Start/stop reports of the shard and its entities (the testing oracle). */
@@ -107,78 +81,197 @@ const entityIdOf = (name: string) =>
 
 export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand> {
   return Behaviors.setup<ShardCommand>((ctx) => {
-    const machine = new ShardMachine<unknown>({
-      shardId: options.shardId,
-      settings: options.settings,
-    });
-    const entities = new EntityChildren(ctx);
-    // Live entity ids for the lifecycle listener only (none kept without a listener).
-    const reported = options.lifecycle === undefined ? undefined : new Set<string>();
-    options.lifecycle?.shardStarted(options.shardId);
-    const perform = (outs: readonly ShardOutput<unknown>[]) => {
-      for (const o of outs) performOne(ctx, options, o, feed, entities, reported);
-    };
-    const feed = (input: ShardInput<unknown>) => perform(machine.handle(input, ctx.now()));
-    const remember = resolveShardSettings(options.settings).rememberEntities
-      ? options.remember
-      : undefined;
-    if (remember !== undefined) loadRemembered(ctx, options, remember);
+    const shard = new ShardDriver(ctx, options);
     return Behaviors.receive<ShardCommand>(
-      (_c, m) => {
-        switch (m.t) {
-          case "deliver":
-            // StartEntity starts the entity without a message for it.
-            if ((m.message as { type?: unknown } | null)?.type === "shardkit.StartEntity")
-              feed({ type: "start-entity", entityId: m.entityId });
-            // Fast path: the machine records the delivery to an active entity; we send it.
-            else if (machine.deliverToActive(m.entityId, ctx.now()))
-              entities.tell(m.entityId, m.message);
-            else feed({ type: "deliver", entityId: m.entityId, message: m.message });
-            return;
-          case "hand-off":
-            feed({ type: "hand-off", stopMessage: options.handOffStopMessage });
-            return;
-          case "shutdown":
-            feed({ type: "shutdown" });
-            return Behaviors.stopped;
-          case "passivate":
-            feed({ type: "passivate", entityId: m.entityId, stopMessage: m.stopMessage });
-            return;
-          case "timer":
-            feed({ type: "timer", key: m.key });
-            return;
-          case "stop":
-            return Behaviors.stopped;
-          case "entities":
-            m.replyTo.tell(machine.liveEntityIds());
-            return;
-          case "set-active-limit":
-            feed({ type: "set-active-limit", limit: m.limit });
-            return;
-          default:
-            if (remember !== undefined) onRemember(ctx, options, remember, m, feed);
-            return;
-        }
-      },
+      (_c, m) => (shard.receive(m) ? Behaviors.stopped : undefined),
       (_c, signal) => {
-        if (signal.type === "Terminated" || signal.type === "ChildFailed") {
-          const entityId = entityIdOf(signal.ref.path.name);
-          // Child names are reserved until Terminated: this is the current incarnation.
-          if (reported?.delete(entityId))
-            options.lifecycle?.entityStopped(entityId, options.shardId);
-          feed({
-            type: "entity-terminated",
-            entityId,
-            passivated: false,
-            failed: signal.type === "ChildFailed",
-          });
-        }
-        if (signal.type === "PostStop")
-          options.lifecycle?.shardStopped(options.shardId, reported ?? []);
+        if (signal.type === "Terminated" || signal.type === "ChildFailed")
+          shard.onEntityTerminated(signal.ref.path.name, signal.type === "ChildFailed");
+        if (signal.type === "PostStop") shard.onStopped();
         return undefined;
       },
     );
   });
+}
+
+type ShardControl = Exclude<ShardCommand, EntityEnvelope>;
+
+/**
+ * The driver of one ShardMachine (machine-driver.ts): envelopes take the fast path of the
+ * machine's delivery decision; control messages go through `handlers`, outputs through
+ * `performers` (one entry per type each).
+ */
+class ShardDriver {
+  private readonly machine: ShardMachine<unknown>;
+  private readonly driver: MachineDriver<ShardInput<unknown>, ShardOutput<unknown>>;
+  private readonly entities: EntityChildren;
+  /** Live entity ids for the lifecycle listener only (none kept without a listener). */
+  private readonly reported: Set<string> | undefined;
+  private readonly remember: ShardRememberOptions | undefined;
+  private readonly handlers: Handlers<ShardControl>;
+  /** Set by a control message after which the actor stops. */
+  private stopNow = false;
+
+  constructor(
+    private readonly ctx: ActorContext<ShardCommand>,
+    private readonly options: ShardActorOptions,
+  ) {
+    this.machine = new ShardMachine<unknown>({
+      shardId: options.shardId,
+      settings: options.settings,
+    });
+    this.driver = new MachineDriver(this.machine, () => ctx.now(), this.performers());
+    this.handlers = this.controlHandlers();
+    this.entities = new EntityChildren(ctx);
+    this.reported = options.lifecycle === undefined ? undefined : new Set<string>();
+    options.lifecycle?.shardStarted(options.shardId);
+    this.remember = options.settings.rememberEntities ? options.remember : undefined;
+    if (this.remember !== undefined) loadRemembered(ctx, options, this.remember);
+  }
+
+  /** Handles one command; true when the actor must stop now. */
+  receive(m: ShardCommand): boolean {
+    if (m instanceof EntityEnvelope) {
+      // StartEntity starts the entity without a message for it.
+      if (isStartEntity(m.message))
+        this.driver.feed({ type: "start-entity", entityId: m.entityId });
+      // Fast path: the machine's delivery decision, taken without `handle`.
+      else if (this.machine.deliverToActive(m.entityId, this.ctx.now()))
+        this.entities.tell(m.entityId, m.message);
+      else this.driver.feed({ type: "deliver", entityId: m.entityId, message: m.message });
+      return false;
+    }
+    dispatch(this.handlers, m);
+    return this.stopNow;
+  }
+
+  onEntityTerminated(childName: string, failed: boolean): void {
+    const entityId = entityIdOf(childName);
+    // Child names are reserved until Terminated: this is the current incarnation.
+    if (this.reported?.delete(entityId))
+      this.options.lifecycle?.entityStopped(entityId, this.options.shardId);
+    this.driver.feed({ type: "entity-terminated", entityId, passivated: false, failed });
+  }
+
+  onStopped(): void {
+    this.options.lifecycle?.shardStopped(this.options.shardId, this.reported ?? []);
+  }
+
+  private controlHandlers(): Handlers<ShardControl> {
+    const { options } = this;
+    const feed = (input: ShardInput<unknown>) => this.driver.feed(input);
+    const remembering = (f: (r: ShardRememberOptions) => void) => () => {
+      if (this.remember !== undefined) f(this.remember);
+    };
+    return {
+      "shardkit.shard.hand-off": () =>
+        feed({ type: "hand-off", stopMessage: options.handOffStopMessage }),
+      "shardkit.shard.shutdown": () => {
+        feed({ type: "shutdown" });
+        this.stopNow = true;
+      },
+      "shardkit.shard.passivate": (m) =>
+        feed({ type: "passivate", entityId: m.entityId, stopMessage: m.stopMessage }),
+      "shardkit.shard.timer": (m) => feed({ type: "timer", key: m.key }),
+      "shardkit.shard.stop": () => {
+        this.stopNow = true;
+      },
+      "shardkit.shard.entities": (m) => m.replyTo.tell(this.machine.liveEntityIds()),
+      "shardkit.shard.set-active-limit": (m) => feed({ type: "set-active-limit", limit: m.limit }),
+      "shardkit.shard.remember-loaded": (m) =>
+        remembering(() => feed({ type: "recovered-entities", entityIds: m.entityIds }))(),
+      "shardkit.shard.remember-load-failed": (m) => remembering(() => this.retryLoad(m.error))(),
+      "shardkit.shard.remember-load-retry": remembering((r) =>
+        loadRemembered(this.ctx, options, r),
+      ),
+      "shardkit.shard.remember-written": (m) =>
+        remembering(() => feed({ type: "remember-store-ack", batchId: m.batchId }))(),
+      "shardkit.shard.remember-write-failed": (m) =>
+        remembering(() => {
+          this.ctx.log.warn("writing remembered entities failed", {
+            shard: options.shardId,
+            error: String(m.error),
+          });
+          feed({ type: "remember-store-failed", batchId: m.batchId });
+        })(),
+    };
+  }
+
+  private retryLoad(error: unknown): void {
+    const retryMs = this.options.settings.rememberWriteRetryBackoffMs;
+    this.ctx.log.warn("loading remembered entities failed; retrying", {
+      shard: this.options.shardId,
+      retryInMs: retryMs,
+      error: String(error),
+    });
+    this.ctx.timers.startSingleTimer(
+      "remember-load-retry",
+      { type: "shardkit.shard.remember-load-retry" },
+      retryMs,
+    );
+  }
+
+  private performers(): Performers<ShardOutput<unknown>> {
+    const { ctx, options } = this;
+    const stop = (entityId: string) => {
+      const c = this.entities.get(entityId);
+      if (c !== undefined) ctx.stop(c as ActorRef<never>);
+    };
+    return {
+      "start-entity-actor": (o) => this.startEntity(o.entityId),
+      "send-to-entity": (o) => this.entities.tell(o.entityId, o.message),
+      "stop-entity-actor": (o) => {
+        if (o.stopMessage !== undefined) this.entities.tell(o.entityId, o.stopMessage);
+        else stop(o.entityId);
+      },
+      "force-stop-entity-actor": (o) => stop(o.entityId),
+      "buffer-overflow": (o) =>
+        ctx.system.core.deadLetter(o.message, ctx.self.path.toString(), "buffer-overflow"),
+      "return-to-region": (o) =>
+        options.region.tell({
+          type: "shardkit.shard-returned",
+          shard: options.shardId,
+          messages: o.messages,
+        }),
+      "write-remember": (o) => this.writeRemember(o.batchId, o.batch),
+      ...timerPerformers<ShardCommand>(ctx.timers, (key) => ({
+        type: "shardkit.shard.timer",
+        key,
+      })),
+      "shard-stopped": () => {
+        options.region.tell({ type: "shardkit.shard-stopped", shard: options.shardId });
+        ctx.self.tell({ type: "shardkit.shard.stop" });
+      },
+      log: (o) => logOutput(ctx.log, o.level, o.text, { shard: options.shardId }),
+    };
+  }
+
+  private startEntity(entityId: string): void {
+    const { ctx, options } = this;
+    const entityCtx = new ShardEntityContext(entityId, options.shardId, ctx.self);
+    const ref = ctx.spawn(options.createBehavior(entityCtx), childName(entityId));
+    if (this.reported !== undefined) {
+      this.reported.add(entityId);
+      options.lifecycle?.entityStarted(entityId, options.shardId);
+    }
+    ctx.watch(ref as ActorRef<never>);
+    this.driver.feed({ type: "entity-started", entityId });
+  }
+
+  private writeRemember(
+    batchId: number,
+    batch: (ShardOutput<unknown> & { type: "write-remember" })["batch"],
+  ): void {
+    const store = this.options.remember?.store;
+    if (store === undefined) return; // remember-entities is off: the machine never asks
+    const typeName = this.options.remember?.typeName ?? "";
+    persistThenAck<ShardCommand>(
+      this.ctx.self,
+      () => store.update(typeName, this.options.shardId, batch),
+      () => ({ type: "shardkit.shard.remember-written", batchId }),
+      (error) => ({ type: "shardkit.shard.remember-write-failed", batchId, error }),
+    );
+  }
 }
 
 /**
@@ -225,83 +318,7 @@ class ShardEntityContext implements EntityContext {
     this.entityId = entityId;
     this.shardId = shardId;
     this.passivate = (stopMessage) =>
-      shard.tell({ sk: "shard", t: "passivate", entityId, stopMessage });
-  }
-}
-
-function performOne(
-  ctx: ActorContext<ShardCommand>,
-  options: ShardActorOptions,
-  o: ShardOutput<unknown>,
-  feed: (input: ShardInput<unknown>) => void,
-  entities: EntityChildren,
-  reported: Set<string> | undefined,
-): void {
-  switch (o.type) {
-    case "start-entity-actor": {
-      const entityId = o.entityId;
-      const entityCtx = new ShardEntityContext(entityId, options.shardId, ctx.self);
-      const ref = ctx.spawn(options.createBehavior(entityCtx), childName(entityId));
-      if (reported !== undefined) {
-        reported.add(entityId);
-        options.lifecycle?.entityStarted(entityId, options.shardId);
-      }
-      ctx.watch(ref as ActorRef<never>);
-      feed({ type: "entity-started", entityId });
-      return;
-    }
-    case "send-to-entity":
-      entities.tell(o.entityId, o.message);
-      return;
-    case "stop-entity-actor": {
-      if (o.stopMessage !== undefined) {
-        entities.tell(o.entityId, o.stopMessage);
-        return;
-      }
-      const c = entities.get(o.entityId);
-      if (c !== undefined) ctx.stop(c as ActorRef<never>);
-      return;
-    }
-    case "force-stop-entity-actor": {
-      const c = entities.get(o.entityId);
-      if (c !== undefined) ctx.stop(c as ActorRef<never>);
-      return;
-    }
-    case "buffer-overflow":
-      ctx.system.core.deadLetter(o.message, ctx.self.path.toString(), "buffer-overflow");
-      return;
-    case "return-to-region":
-      options.region.tell({
-        sk: "shard-report",
-        t: "returned",
-        shard: options.shardId,
-        messages: o.messages,
-      });
-      return;
-    case "write-remember": {
-      const { batchId } = o;
-      const store = options.remember?.store;
-      if (store === undefined) return; // remember-entities is off: the machine never asks
-      store.update(options.remember?.typeName ?? "", options.shardId, o.batch).then(
-        () => ctx.self.tell({ sk: "shard", t: "remember-written", batchId }),
-        (error: unknown) =>
-          ctx.self.tell({ sk: "shard", t: "remember-write-failed", batchId, error }),
-      );
-      return;
-    }
-    case "start-timer":
-      ctx.timers.startSingleTimer(o.key, { sk: "shard", t: "timer", key: o.key }, o.delayMs);
-      return;
-    case "cancel-timer":
-      ctx.timers.cancel(o.key);
-      return;
-    case "shard-stopped":
-      options.region.tell({ sk: "shard-report", t: "stopped", shard: options.shardId });
-      ctx.self.tell({ sk: "shard", t: "stop" });
-      return;
-    case "log":
-      ctx.log[o.level](o.text, { shard: options.shardId });
-      return;
+      shard.tell({ type: "shardkit.shard.passivate", entityId, stopMessage });
   }
 }
 
@@ -320,7 +337,7 @@ function loadRemembered(
       // Start them in their new shard first, then forget them here: a crash in between
       // leaves an entity remembered twice (started again, harmlessly), never lost.
       const region = options.region as ActorRef<unknown>;
-      for (const entityId of moved) region.tell({ type: "shardkit.StartEntity", entityId });
+      for (const entityId of moved) region.tell(StartEntity(entityId));
       await r.store.update(r.typeName, shardId, { started: [], stopped: moved });
       ctx.log.info("remembered entities moved to their new shards", {
         shard: shardId,
@@ -330,48 +347,7 @@ function loadRemembered(
       return ids.filter((id) => !stay.has(id));
     })
     .then(
-      (entityIds) => ctx.self.tell({ sk: "shard", t: "remember-loaded", entityIds }),
-      (error: unknown) => ctx.self.tell({ sk: "shard", t: "remember-load-failed", error }),
+      (entityIds) => ctx.self.tell({ type: "shardkit.shard.remember-loaded", entityIds }),
+      (error: unknown) => ctx.self.tell({ type: "shardkit.shard.remember-load-failed", error }),
     );
-}
-
-function onRemember(
-  ctx: ActorContext<ShardCommand>,
-  options: ShardActorOptions,
-  r: ShardRememberOptions,
-  m: RememberCommand,
-  feed: (input: ShardInput<unknown>) => void,
-): void {
-  switch (m.t) {
-    case "remember-loaded":
-      feed({ type: "recovered-entities", entityIds: m.entityIds });
-      return;
-    case "remember-load-failed": {
-      const retryMs = resolveShardSettings(options.settings).rememberWriteRetryBackoffMs;
-      ctx.log.warn("loading remembered entities failed; retrying", {
-        shard: options.shardId,
-        retryInMs: retryMs,
-        error: String(m.error),
-      });
-      ctx.timers.startSingleTimer(
-        "remember-load-retry",
-        { sk: "shard", t: "remember-load-retry" },
-        retryMs,
-      );
-      return;
-    }
-    case "remember-load-retry":
-      loadRemembered(ctx, options, r);
-      return;
-    case "remember-written":
-      feed({ type: "remember-store-ack", batchId: m.batchId });
-      return;
-    case "remember-write-failed":
-      ctx.log.warn("writing remembered entities failed", {
-        shard: options.shardId,
-        error: String(m.error),
-      });
-      feed({ type: "remember-store-failed", batchId: m.batchId });
-      return;
-  }
 }

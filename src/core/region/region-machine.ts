@@ -76,8 +76,6 @@ interface LocalShard {
   handOff: { readonly id: number; readonly coordinator: CoordinatorRef } | undefined;
 }
 
-type Route = { readonly local: true } | { readonly local: false; readonly region: RegionId };
-
 interface MutableStats {
   overflowCount: number;
   deadLetters: number;
@@ -162,33 +160,28 @@ export class RegionMachine<M> {
     return [...this.timers].sort();
   }
 
-  /**
-   * Fast path for drivers (pure query): true when `deliver` for `shard` would now do
-   * nothing but emit one `deliver-local` — the region runs, the shard runs here and no
-   * message of it waits — so the driver may give the message to the local shard itself
-   * without `handle`. The machine stays the one that decides: the answer follows from
-   * the same state `onDeliver` reads, and a deliver in this state changes no state
-   * (test/core/region/region-machine.property.test.ts checks both).
-   */
-  routesLocally(shard: ShardId): boolean {
-    return (
-      this.current === RegionPhase.Running &&
-      this.homes.get(shard) === this.self &&
-      !this.buffers.has(shard) &&
-      this.local.get(shard)?.state === LocalShardState.Running
-    );
+  /** This region's id (what `route` answers for the local shard). */
+  get id(): RegionId {
+    return this.self;
   }
 
   /**
-   * Fast path for drivers (pure query), the remote twin of `routesLocally`: the region
-   * `deliver` for `shard` would now forward to, when that `forward` would be its only
-   * output and change nothing (the region runs, the home is elsewhere and nothing of the
-   * shard waits); else undefined.
+   * The routing decision (pure query), the one the machine acts on for every message and
+   * a driver may act on itself: where a message for `shard` goes now — this region's id
+   * (`id`) when the local shard takes it (`deliver-local`), another region's id when it is
+   * forwarded there (`forward`) — or undefined when it must wait: the home is unknown or
+   * moving, the local shard is not up yet, older messages of the shard wait, or the
+   * region does not route (not started, or stopped).
+   *
+   * When it is defined, `handle(deliver)` for `shard` emits exactly that one output and
+   * changes no state, so a driver's fast path may send the message itself without
+   * `handle` (test/core/region/region-machine.property.test.ts checks both on every
+   * delivery; allocation-free).
    */
-  forwardsTo(shard: ShardId): RegionId | undefined {
-    if (this.current !== RegionPhase.Running || this.buffers.has(shard)) return undefined;
-    const home = this.homes.get(shard);
-    return home === this.self ? undefined : home;
+  route(shard: ShardId): RegionId | undefined {
+    if (this.current !== RegionPhase.Running && this.current !== RegionPhase.ShuttingDown)
+      return undefined;
+    return this.buffers.has(shard) ? undefined : this.homeOf(shard);
   }
 
   /** Feeds one input at time `nowMs`; returns the outputs to perform, in order. */
@@ -271,35 +264,33 @@ export class RegionMachine<M> {
   // ---- routing -------------------------------------------------------------------------------
 
   private onDeliver(shard: ShardId, envelope: RegionEnvelope<M>): void {
-    if (!this.buffers.has(shard)) {
-      const route = this.routeOf(shard);
-      if (route !== undefined) {
-        this.send(route, shard, envelope);
-        return;
-      }
-    }
-    if (this.bufferMessage(shard, envelope)) this.maybeRequestHome(shard);
+    const to = this.route(shard);
+    if (to !== undefined) this.send(to, shard, envelope);
+    else if (this.bufferMessage(shard, envelope)) this.maybeRequestHome(shard);
   }
 
-  /** Where messages for `shard` can go now, or undefined when they must wait. */
-  private routeOf(shard: ShardId): Route | undefined {
+  /**
+   * The part of `route` that does not depend on the buffer: the region that takes the
+   * shard's messages now (this one only once its local shard runs), or undefined. The
+   * buffer drains to it (`drain`); a new message goes there only when nothing waits.
+   */
+  private homeOf(shard: ShardId): RegionId | undefined {
     const home = this.homes.get(shard);
-    if (home === undefined) return undefined;
-    if (home !== this.self) return { local: false, region: home };
-    return this.local.get(shard)?.state === LocalShardState.Running ? { local: true } : undefined;
+    if (home !== this.self) return home;
+    return this.local.get(shard)?.state === LocalShardState.Running ? home : undefined;
   }
 
-  private send(route: Route, shard: ShardId, envelope: RegionEnvelope<M>): void {
-    if (route.local) this.out.push({ type: "deliver-local", shard, envelope });
-    else this.out.push({ type: "forward", region: route.region, shard, envelope });
+  private send(to: RegionId, shard: ShardId, envelope: RegionEnvelope<M>): void {
+    if (to === this.self) this.out.push({ type: "deliver-local", shard, envelope });
+    else this.out.push({ type: "forward", region: to, shard, envelope });
   }
 
   /** Sends everything buffered for `shard` if it has a route now. */
   private drain(shard: ShardId): void {
     if (!this.buffers.has(shard)) return;
-    const route = this.routeOf(shard);
-    if (route === undefined) return;
-    for (const envelope of this.buffers.take(shard)) this.send(route, shard, envelope);
+    const to = this.homeOf(shard);
+    if (to === undefined) return;
+    for (const envelope of this.buffers.take(shard)) this.send(to, shard, envelope);
     if (this.buffers.total === 0) this.levelWarning.onEmpty();
   }
 

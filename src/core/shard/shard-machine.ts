@@ -157,18 +157,24 @@ export class ShardMachine<M> {
   }
 
   /**
-   * Fast path for drivers: when the shard runs and `entityId` is active, records a
-   * delivery at `nowMs` exactly as `handle({ type: "deliver" })` would (the entity's
-   * activity for idle and limit passivation) and returns true; the driver then sends the
-   * message to the entity itself — the one output `handle` would have returned. Else it
-   * changes nothing and returns false: feed `deliver`. The lockstep property in
-   * test/core/shard/shard-properties.test.ts checks that both ways agree.
+   * The delivery decision's direct branch, the one the machine takes itself for every
+   * `deliver` and a driver may take without `handle`: when the shard runs and `entityId`
+   * is active, records the delivery at `nowMs` (the entity's activity for idle and limit
+   * passivation) and returns true — the message goes straight to the entity (the one
+   * output `handle(deliver)` emits then). Else it changes nothing and returns false: the
+   * message waits, starts the entity, or is handed back (feed `deliver`). The lockstep
+   * property in test/core/shard/shard-properties.test.ts checks that both ways agree.
    */
   deliverToActive(entityId: EntityId, nowMs: number): boolean {
-    if (this.current !== ShardPhase.Running) return false;
-    const rec = this.entities.get(entityId);
-    if (rec === undefined || rec.state !== EntityState.Active) return false;
     this.nowMs = nowMs;
+    return this.takesDirectly(entityId);
+  }
+
+  /** See `deliverToActive` (at the current `nowMs`). */
+  private takesDirectly(id: EntityId): boolean {
+    if (this.current !== ShardPhase.Running) return false;
+    const rec = this.entities.get(id);
+    if (rec === undefined || rec.state !== EntityState.Active) return false;
     this.touch(rec);
     return true;
   }
@@ -232,6 +238,10 @@ export class ShardMachine<M> {
   // ---- messages ------------------------------------------------------------------
 
   private onDeliver(id: EntityId, message: M): void {
+    if (this.takesDirectly(id)) {
+      this.emit({ type: "send-to-entity", entityId: id, message });
+      return;
+    }
     if (this.current === ShardPhase.Recovering) {
       if (this.reserve(id, message)) this.recovering.push({ entityId: id, start: false, message });
       return;
@@ -246,10 +256,6 @@ export class ShardMachine<M> {
       return;
     }
     switch (rec.state) {
-      case EntityState.Active:
-        this.touch(rec);
-        this.emit({ type: "send-to-entity", entityId: id, message });
-        return;
       case EntityState.Starting:
         this.touch(rec);
         if (this.reserve(id, message)) this.hold(rec, message);

@@ -79,9 +79,9 @@ export class RegionWorld {
   private nextId = 0;
   private stoppedSeen = false;
   readonly trace: string[] = [];
-  /** Deliveries for which `routesLocally` allowed the driver fast path (each checked). */
+  /** Deliveries `route` sent to the local shard: the driver fast path (each checked). */
   directDeliveries = 0;
-  /** Deliveries for which `forwardsTo` allowed the driver fast path (each checked). */
+  /** Deliveries `route` sent to another region: the driver fast path (each checked). */
   directForwards = 0;
 
   /**
@@ -133,11 +133,13 @@ export class RegionWorld {
         const shard = `s${a.entity % 3}`;
         this.tracked.set(id, { sender: a.sender, entityId, status: "region" });
         const before = this.machine.stats.bufferedMessages;
-        // The driver fast path may skip `handle` when routesLocally: check that handle
-        // would then only emit this one deliver-local and change nothing.
-        const direct = this.machine.routesLocally(shard);
-        const forwardTo = this.machine.forwardsTo(shard);
-        const view = direct || forwardTo ? JSON.stringify(this.machine.view()) : "";
+        // `route` is the decision: when it names a region, handle emits only the one
+        // deliver-local / forward there and changes nothing (the driver fast path skips
+        // handle then); when it is undefined, the message does not leave the region.
+        const to = this.machine.route(shard);
+        const direct = to !== undefined && to === this.machine.id;
+        const forwardTo = to !== undefined && !direct ? to : undefined;
+        const view = to !== undefined ? JSON.stringify(this.machine.view()) : "";
         const outputs = this.feed({
           type: "deliver",
           shard,
@@ -149,9 +151,9 @@ export class RegionWorld {
           this.directDeliveries++;
           const o = outputs[0];
           if (outputs.length !== 1 || o?.type !== "deliver-local" || o.shard !== shard)
-            this.fail(`routesLocally(${shard}) but deliver gave ${JSON.stringify(outputs)}`);
+            this.fail(`route(${shard}) = self but deliver gave ${JSON.stringify(outputs)}`);
           if (JSON.stringify(this.machine.view()) !== view)
-            this.fail(`routesLocally(${shard}) but deliver changed the region`);
+            this.fail(`route(${shard}) = self but deliver changed the region`);
         }
         if (forwardTo !== undefined) {
           this.directForwards++;
@@ -162,12 +164,18 @@ export class RegionWorld {
             o.shard !== shard ||
             o.region !== forwardTo
           )
-            this.fail(
-              `forwardsTo(${shard}) = ${forwardTo} but deliver gave ${JSON.stringify(outputs)}`,
-            );
+            this.fail(`route(${shard}) = ${forwardTo} but deliver gave ${JSON.stringify(outputs)}`);
           if (JSON.stringify(this.machine.view()) !== view)
-            this.fail(`forwardsTo(${shard}) but deliver changed the region`);
+            this.fail(`route(${shard}) = ${forwardTo} but deliver changed the region`);
         }
+        if (
+          to === undefined &&
+          outputs.some(
+            (o) =>
+              (o.type === "deliver-local" || o.type === "forward") && o.envelope.message === id,
+          )
+        )
+          this.fail(`route(${shard}) undefined but deliver sent ${id}: ${JSON.stringify(outputs)}`);
         if (this.tracked.get(id)?.status === "region" && before >= BUFFER_SIZE_MAX)
           this.fail(
             `${id} buffered with ${before} messages held (bufferSizeMax ${BUFFER_SIZE_MAX})`,

@@ -159,8 +159,8 @@ describe("RegionMachine properties", () => {
 
   it("generates runs that exercise the interesting paths", () => {
     // Guards against a generator that never reaches hand-off leftovers, local delivery or
-    // the driver fast paths (routesLocally, forwardsTo: checked against handle on every
-    // delivery).
+    // the driver fast paths (`route` to the local shard or to another region: checked
+    // against handle on every delivery).
     let leftovers = 0;
     let localDelivered = 0;
     let direct = 0;
@@ -177,7 +177,7 @@ describe("RegionMachine properties", () => {
     );
     expect(leftovers).toBeGreaterThanOrEqual(15);
     expect(localDelivered).toBeGreaterThanOrEqual(50);
-    expect(direct, "runs with routesLocally deliveries").toBeGreaterThanOrEqual(20);
-    expect(forwarded, "runs with forwardsTo deliveries").toBeGreaterThanOrEqual(20);
+    expect(direct, "runs with route = self deliveries").toBeGreaterThanOrEqual(20);
+    expect(forwarded, "runs with route = another region deliveries").toBeGreaterThanOrEqual(20);
   });
 });

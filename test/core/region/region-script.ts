@@ -23,7 +23,8 @@
  *   return <shard> <entity:msg,...>                            stopped <shard>
  *   terminated <region>         advance <ms>                   fire <timer>
  *   graceful-shutdown           downed                         stop
- * Queries: `show` (phase, coordinator, homes, local shards, buffers), `stats`, `timers`.
+ * Queries: `show` (phase, coordinator, homes, local shards, buffers), `stats`, `timers`,
+ * `route <shard>...` (the routing decision per shard: `1 -> local`, `1 -> B`, `1 -> wait`).
  *
  * Output lines: `C1 <- register A a shards=1,2`, `C1 <- register-proxy P p`,
  * `C1 <- get-shard-home 1`, `C1 <- shard-started 1`, `C1 <- begin-hand-off-ack 1 #3`,
@@ -261,6 +262,11 @@ export const REGION_COMMANDS: Readonly<Record<string, Command<RegionWorld>>> = {
     return undefined;
   },
   start: (w) => feed(w, { type: "start" }),
+  route: (w, args) =>
+    args.pos.map((shard) => {
+      const to = w.machine.route(shard);
+      return `${shard} -> ${to === undefined ? "wait" : to === w.machine.id ? "local" : to}`;
+    }),
   coordinator: (w, args) => {
     const c = pos(args, 0, "coordinator");
     return feed(w, { type: "coordinator-changed", coordinator: c === "-" ? undefined : c });

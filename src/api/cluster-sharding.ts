@@ -14,7 +14,7 @@ import type { ActorRef } from "../actor/actor-ref.js";
 import { type AskOptions, ask } from "../actor/ask.js";
 import type { Behavior } from "../actor/behavior.js";
 import { ConfigError, InvalidAddressError } from "../base/errors.js";
-import { isStandardSchema, type Schema } from "../base/schema.js";
+import { isStandardSchema, messageCheck, type Schema } from "../base/schema.js";
 import type { RegionState } from "../cluster/sharding/region-actor.js";
 import type { EntityContext } from "../cluster/sharding/shard-actor.js";
 import { ShardingTypeNotStartedError } from "../cluster/sharding/sharding-errors.js";
@@ -184,6 +184,10 @@ export class ClusterSharding {
       ...options,
       typeName: options.typeKey.name,
       routing,
+      checkInbound:
+        options.typeKey.schema === undefined
+          ? undefined
+          : messageCheck(options.typeKey.name, options.typeKey.schema),
       createBehavior: hosts ? (ctx) => createBehavior(ctx) as Behavior<unknown> : undefined,
     }) as ActorRef<ShardingEnvelope<M>>;
   }

@@ -7,23 +7,9 @@
 
 import type { ActorRef } from "../actor/actor-ref.js";
 import type { AskOptions } from "../actor/ask.js";
-import { ShardkitError } from "../base/errors.js";
-import { formatIssues, type Schema, type SchemaIssue, validateSync } from "../base/schema.js";
+import { MessageValidationError, type Schema, validateSync } from "../base/schema.js";
 
-/** A message does not satisfy its entity type's schema. */
-export class MessageValidationError extends ShardkitError {
-  readonly typeName: string;
-  readonly issues: readonly SchemaIssue[];
-  constructor(typeName: string, issues: readonly SchemaIssue[]) {
-    super(
-      "MESSAGE_INVALID",
-      `message for entity type ${typeName} does not match its schema: ${formatIssues(issues)}`,
-      { typeName, issues },
-    );
-    this.typeName = typeName;
-    this.issues = issues;
-  }
-}
+export { MessageValidationError };
 
 /** The schema part of an entity type key. */
 export interface EntityTypeSchema<M> {

@@ -71,3 +71,32 @@ export function isStandardSchema(value: unknown): value is Schema<unknown> {
     typeof standard === "object" && standard !== null && typeof standard.validate === "function"
   );
 }
+
+/** A message does not satisfy its entity type's schema. */
+export class MessageValidationError extends ShardkitError {
+  readonly typeName: string;
+  readonly issues: readonly SchemaIssue[];
+  constructor(typeName: string, issues: readonly SchemaIssue[]) {
+    super(
+      "MESSAGE_INVALID",
+      `message for entity type ${typeName} does not match its schema: ${formatIssues(issues)}`,
+      { typeName, issues },
+    );
+    this.typeName = typeName;
+    this.issues = issues;
+  }
+}
+
+/**
+ * A check of one entity type's messages: the message as the schema outputs it.
+ * @throws MessageValidationError when it does not match; AsyncSchemaError for an
+ * asynchronous schema.
+ */
+export function messageCheck<M>(typeName: string, schema: Schema<M>): (message: unknown) => M {
+  const what = `entity type ${typeName}`;
+  return (message) => {
+    const r = validateSync(schema, message, what);
+    if (!r.ok) throw new MessageValidationError(typeName, r.issues);
+    return r.value;
+  };
+}

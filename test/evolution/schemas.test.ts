@@ -205,3 +205,50 @@ describe.each([
     expect(got).toEqual([5, 6]);
   });
 });
+
+describe.each(counterSchemas)("messages from another member, %s schema", (_vendor, schema) => {
+  it("are checked before they reach the entity: invalid ones become typed dead letters", async () => {
+    const { world, network, oracle } = simSharding(3);
+    // validateLocal: false so that b sends invalid messages at all; a checks what arrives.
+    const Key = EntityTypeKey<Counter>("Remote", { schema, validateLocal: false });
+    const [a, b] = await startCluster(world, network, oracle, ["a", "b"], undefined, () => ({
+      typeKey: Key,
+    }));
+    if (a === undefined || b === undefined) throw new Error("no nodes");
+    const dead: { reason: string; cause: unknown; on: string }[] = [];
+    for (const [name, node] of [
+      ["a", a],
+      ["b", b],
+    ] as const)
+      node.system.eventStream.subscribe("DeadLetter", (d) => {
+        if (d.reason === "invalid-message")
+          dead.push({ reason: d.reason, cause: d.cause, on: name });
+      });
+    const sharding = ClusterSharding.get(b);
+    const ids = Array.from({ length: 12 }, (_, i) => `e${i}`);
+    for (const id of ids) sharding.entityRefFor(Key, id).tell({ type: "add", n: 1 });
+    for (const id of ids) sharding.entityRefFor(Key, id).tell({ type: "add", n: -5 });
+    const totals = new Map<string, { node: string; total: number }>();
+    for (const id of ids)
+      totals.set(
+        id,
+        await settle(
+          world,
+          sharding
+            .entityRefFor(Key, id)
+            .ask((replyTo: ActorRef<{ node: string; total: number }>) => ({
+              type: "get",
+              replyTo,
+            })),
+        ),
+      );
+    const onA = ids.filter((id) => totals.get(id)?.node === "a");
+    expect(onA.length).toBeGreaterThan(0);
+    // Entities on a (messages from b crossed the network): the invalid add never arrived.
+    for (const id of onA) expect(totals.get(id)?.total).toBe(1);
+    expect(dead.filter((d) => d.on === "a")).toHaveLength(onA.length);
+    expect(dead[0]?.cause).toBeInstanceOf(MessageValidationError);
+    // Entities on b got the local, unchecked message (validateLocal: false).
+    for (const id of ids.filter((i) => !onA.includes(i))) expect(totals.get(id)?.total).toBe(-4);
+  });
+});

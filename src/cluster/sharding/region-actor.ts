@@ -21,6 +21,7 @@ import {
   EntityEnvelope,
   EntityEnvelopeWire,
   isRegionMsg,
+  isStartEntity,
   type RegionControl,
   type RegionMsg,
   type RegionState,
@@ -50,6 +51,13 @@ export interface RegionActorOptions {
   readonly coordinatorProxy: ActorRef<ShardingMsg>;
   /** The envelope of a user message (undefined: not a message of this type). */
   readonly route: (message: unknown) => EntityEnvelope | undefined;
+  /**
+   * The type's schema check (docs/evolution.md): applied to messages that may come from
+   * another member (forwards, and messages routed by `route`); an invalid one becomes a
+   * dead letter ("invalid-message") with the MessageValidationError. EntityEnvelopes
+   * made on this member were checked at the call site.
+   */
+  readonly checkInbound?: (message: unknown) => unknown;
   /** undefined = proxy only (never hosts shards). */
   readonly createBehavior?: (ctx: EntityContext) => Behavior<unknown>;
   readonly handOffStopMessage?: unknown;
@@ -137,13 +145,35 @@ class RegionDriver {
       return;
     }
     const forwarded = EntityEnvelopeWire.decode(m);
-    if (forwarded !== undefined) this.deliver(forwarded);
+    if (forwarded !== undefined) this.deliverChecked(forwarded);
     else if (isRegionMsg(m)) dispatch(this.handlers, m);
     else {
       const envelope = this.options.route(m);
       if (envelope === undefined) this.ctx.system.core.unhandled(m, this.ctx.self as never);
-      else this.deliver(envelope);
+      else this.deliverChecked(envelope);
     }
+  }
+
+  /** deliver, after the type's schema check when it has one (see checkInbound). */
+  private deliverChecked(envelope: EntityEnvelope): void {
+    const check = this.options.checkInbound;
+    if (check === undefined || isStartEntity(envelope.message)) {
+      this.deliver(envelope);
+      return;
+    }
+    let message: unknown;
+    try {
+      message = check(envelope.message);
+    } catch (error) {
+      this.ctx.system.core.deadLetter(
+        envelope.message,
+        this.ctx.self as never,
+        "invalid-message",
+        error,
+      );
+      return;
+    }
+    this.deliver(new EntityEnvelope(envelope.shardId, envelope.entityId, message));
   }
 
   /**

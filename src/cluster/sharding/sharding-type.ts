@@ -120,6 +120,8 @@ export interface ShardingTypeInput extends ShardingTypeOptions<unknown> {
   readonly createBehavior: ((ctx: EntityContext) => Behavior<unknown>) | undefined;
   /** Only a proxy: no coordinator manager on this node (startProxy). */
   readonly proxyOnly?: boolean;
+  /** The schema check of the type's messages arriving from other members (docs/evolution.md). */
+  readonly checkInbound?: (message: unknown) => unknown;
 }
 
 // ---- the resolved spec -----------------------------------------------------------------------
@@ -140,6 +142,7 @@ export interface ShardingTypeSpec {
   readonly routing: ShardingRouting;
   readonly createBehavior: ((ctx: EntityContext) => Behavior<unknown>) | undefined;
   readonly proxyOnly: boolean;
+  readonly checkInbound: ((message: unknown) => unknown) | undefined;
   readonly handOffStopMessage: unknown;
   readonly allocationStrategy: ShardAllocationStrategy;
   readonly lifecycle: ShardingLifecycleListener | undefined;
@@ -172,6 +175,7 @@ export function resolveShardingTypeSpec(
     routing: input.routing,
     createBehavior: input.createBehavior,
     proxyOnly: input.proxyOnly === true,
+    checkInbound: input.checkInbound,
     handOffStopMessage: input.handOffStopMessage,
     allocationStrategy: input.allocationStrategy ?? leastShardStrategy(),
     lifecycle: input.lifecycle,
@@ -347,6 +351,7 @@ export function startShardingType(
       role: spec.role,
       coordinatorRole: spec.coordinatorRole,
       route: spec.routing.route,
+      checkInbound: spec.checkInbound,
       createBehavior: spec.createBehavior,
       handOffStopMessage: spec.handOffStopMessage,
       settings: spec.settings.region,

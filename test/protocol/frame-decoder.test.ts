@@ -136,7 +136,7 @@ describe("FrameDecoder", () => {
     expect(r).toEqual({ frames: [], error: { code: "FRAME_EMPTY", streamOffset: 0 } });
   });
 
-  it.each([0, 8, 255])(
+  it.each([0, 9, 255])(
     "rejects unknown frame type %i, also when it arrives in a later chunk",
     (t) => {
       expect(new FrameDecoder().push(Uint8Array.of(0, 0, 0, 2, t, 1)).error).toEqual({

@@ -21,6 +21,10 @@ export interface RemotingStats {
   handshakeTimeouts: number;
   quarantines: number;
   inboundConnections: number;
+  /** Inbound connections closed at once because the unauthenticated-connection caps were reached. */
+  unauthenticatedRefused: number;
+  /** Gauge: inbound connections open that have not completed the handshake. */
+  unauthenticatedConnections: number;
 }
 
 export function newRemotingStats(): RemotingStats {
@@ -40,5 +44,7 @@ export function newRemotingStats(): RemotingStats {
     handshakeTimeouts: 0,
     quarantines: 0,
     inboundConnections: 0,
+    unauthenticatedRefused: 0,
+    unauthenticatedConnections: 0,
   };
 }

@@ -276,3 +276,20 @@ describe("FrameDecoder.pushTo (frames as ranges, no allocation per frame)", () =
     expect(types).toEqual([FrameType.USER]);
   });
 });
+
+describe("FrameDecoder.setFrameSizeMax (handshake bound, then the full one)", () => {
+  it("applies from the next frame on, so a connection starts small and grows once authenticated", () => {
+    const d = new FrameDecoder({ frameSizeMaxBytes: 16 });
+    const big = encodeFrame(FrameType.USER, new Uint8Array(40), 1024);
+    const small = encodeFrame(FrameType.HANDSHAKE_REQ, new Uint8Array(8), 1024);
+    expect(d.push(small).frames.length).toBe(1);
+    d.setFrameSizeMax(1024);
+    expect(d.push(big)).toMatchObject({ frames: [{ type: FrameType.USER }], error: undefined });
+    const strict = new FrameDecoder({ frameSizeMaxBytes: 16 });
+    expect(strict.push(big.subarray(0, 4)).error).toMatchObject({
+      code: "FRAME_TOO_LARGE",
+      sizeBytes: 41,
+      frameSizeMaxBytes: 16,
+    });
+  });
+});

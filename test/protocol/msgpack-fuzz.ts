@@ -74,9 +74,7 @@ export function decodedSize(v: unknown, seen = new Set<unknown>()): number {
   if (v instanceof Map) for (const [k, x] of v) n += decodedSize(k, seen) + decodedSize(x, seen);
   else if (v instanceof Set) for (const x of v) n += decodedSize(x, seen);
   else if (Array.isArray(v)) for (const x of v) n += decodedSize(x, seen);
-  else
-    for (const [k, x] of Object.entries(v as Record<string, unknown>))
-      n += 1 + decodedSize(x, seen);
+  else for (const x of Object.values(v as Record<string, unknown>)) n += 1 + decodedSize(x, seen);
   return n;
 }
 

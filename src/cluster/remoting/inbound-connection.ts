@@ -138,7 +138,9 @@ export class InboundConnection {
     const error = this.decoder.pushTo(chunk, this.frameSink);
     if (error !== undefined && !this.closed) {
       this.host.stats.badFrames++;
-      this.fail(describeFrameDecodeError(error));
+      const stage =
+        this.peer === null ? " (the handshakeFrameSizeMaxBytes bound: before the handshake)" : "";
+      this.fail(`${describeFrameDecodeError(error)}${stage}`);
     }
   }
 

@@ -57,13 +57,8 @@ export interface HandshakePolicy {
   readonly secrets: readonly Uint8Array[];
   /** Required when `secrets` is not empty. */
   readonly hmac?: HmacFn;
-  /** True while `address`#`uid` is tombstoned (quarantined): refused on both sides. */
+  /** True while `address`#`uid` is tombstoned (removed or quarantined). */
   readonly isTombstoned?: (address: NodeAddress, uid: bigint) => boolean;
-  /**
-   * True while `address`#`uid` is removed from the cluster: refused as a connecting
-   * peer. (This node may still dial it for a while, so that it hears of its removal.)
-   */
-  readonly isRemoved?: (address: NodeAddress, uid: bigint) => boolean;
   /**
    * The host (IP) at which a live association with `address` was reached, if there is
    * one. Only consulted without a secret.
@@ -289,11 +284,6 @@ export function onHandshakeConfirm(
     );
   const tombstone = checkTombstone(policy, peer, what);
   if (tombstone !== undefined) return tombstone;
-  if (policy.isRemoved?.(peer.address, peer.uid))
-    return reject(
-      RejectReason.QUARANTINED,
-      `${what} from ${describePeer(peer)}: that incarnation was removed from the cluster`,
-    );
   if (policy.secrets.length === 0) {
     const live = policy.liveAssociationHost?.(peer.address);
     if (live !== undefined && normalizeHost(live) !== normalizeHost(state.sourceHost))

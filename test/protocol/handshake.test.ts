@@ -520,27 +520,6 @@ describe("handshake machine: accepting side, CONFIRM", () => {
     ).toMatchObject({ reason: "quarantined" });
   });
 
-  it("refuses a removed incarnation as a connecting peer; the connecting side ignores isRemoved", () => {
-    const removed: HandshakePolicy = {
-      ...p,
-      isRemoved: (address, uid) => address.port === 2552 && uid === connecting.uid,
-    };
-    const c = challengeFor(removed).state;
-    expect(onHandshakeConfirm(removed, c, confirmFor(c, secret))).toMatchObject({
-      reason: "quarantined",
-      logMessage: expect.stringContaining("removed from the cluster"),
-    });
-    const { req, state } = startHandshake(connecting, nonceC);
-    const ch = onHandshakeRequest(p, accepting, req, {
-      nonce: nonceA,
-      binding: noBinding,
-      sourceHost: "x",
-    });
-    if (ch.type !== "challenge") throw new Error("expected a challenge");
-    const all: HandshakePolicy = { ...p, isRemoved: () => true };
-    expect(onHandshakeAck(all, state, ch.ack, noBinding).type).toBe("accept");
-  });
-
   it("without a secret, refuses a claim to a live association's address from another host", () => {
     const live: HandshakePolicy = {
       ...open,

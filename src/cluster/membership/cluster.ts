@@ -336,11 +336,6 @@ export class Cluster {
   private quarantineRemoved(member: Member, previousStatus: string): void {
     const node = member.uniqueAddress;
     const a = node.address;
-    // Its own connections are refused at once, for every kind of traffic.
-    this.remoting.markRemoved(
-      { systemName: a.system, host: a.host, port: a.port, hostPort: `${a.host}:${a.port}` },
-      BigInt(node.uid),
-    );
     const quarantine = () =>
       this.remoting.quarantine(
         { systemName: a.system, host: a.host, port: a.port, hostPort: `${a.host}:${a.port}` },

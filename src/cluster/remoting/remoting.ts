@@ -103,8 +103,6 @@ export class Remoting implements InboundHost {
   private readonly unauthenticatedByHost = new Map<string, number>();
   private readonly receivers = new Map<string, SystemMessageReceiver>();
   private readonly quarantined = new Map<string, number>();
-  /** Incarnations removed from the cluster (refused inbound), key `host:port#uid` -> expiry. */
-  private readonly removed = new Map<string, number>();
   private readonly incarnations = new Map<string, bigint>();
   private readonly watches = new Map<string, Map<string, WatchRecord>>();
   private readonly watchDetectors = new Map<string, PhiAccrualFailureDetector>();
@@ -144,7 +142,6 @@ export class Remoting implements InboundHost {
       secrets: secrets.map((secret) => new TextEncoder().encode(secret)),
       ...(crypto !== undefined ? { hmac: crypto.hmacSha256 } : {}),
       isTombstoned: (address, uid) => this.isQuarantined(`${address.host}:${address.port}`, uid),
-      isRemoved: (address, uid) => this.isRemoved(`${address.host}:${address.port}`, uid),
       liveAssociationHost: (address) => this.liveAssociationHost(address),
     };
   }
@@ -305,42 +302,6 @@ export class Remoting implements InboundHost {
       if (c.remotePeer?.node.hostPort === node.hostPort && c.remotePeer.uid === uid) c.destroy();
     this.receivers.delete(key);
     this.addressTerminated(node.hostPort);
-  }
-
-  /**
-   * `node`#`uid` was removed from the cluster: from now on, for quarantineRetentionMs,
-   * it may not connect to this node, and its open inbound connections are closed, so
-   * none of its traffic is delivered any more. Unlike {@link quarantine}, this node may
-   * still send to it (the cluster quarantines it a little later, once its removal has
-   * been told).
-   */
-  markRemoved(node: WireNode, uid: bigint): void {
-    const key = `${node.hostPort}#${uid}`;
-    if (this.removed.has(key)) return;
-    if (this.removed.size >= REMOVED_TRACKED_MAX) this.pruneRemoved();
-    this.removed.set(key, this.clock.now() + this.settings.quarantineRetentionMs);
-    for (const c of this.inbound)
-      if (c.remotePeer?.node.hostPort === node.hostPort && c.remotePeer.uid === uid) c.destroy();
-  }
-
-  private isRemoved(hostPort: string, uid: bigint): boolean {
-    const key = `${hostPort}#${uid}`;
-    const until = this.removed.get(key);
-    if (until === undefined) return false;
-    if (until < this.clock.now()) {
-      this.removed.delete(key);
-      return false;
-    }
-    return true;
-  }
-
-  private pruneRemoved(): void {
-    const now = this.clock.now();
-    for (const [k, until] of this.removed) if (until < now) this.removed.delete(k);
-    // Still full: forget the oldest (it is quarantined by then anyway).
-    const oldest = this.removed.keys().next();
-    if (this.removed.size >= REMOVED_TRACKED_MAX && oldest.done !== true)
-      this.removed.delete(oldest.value);
   }
 
   badInput(what: string, peer: string, detail: string): void {
@@ -759,8 +720,6 @@ export class Remoting implements InboundHost {
 }
 
 const NO_BINDING = new Uint8Array(0);
-/** Removed incarnations remembered at once; expired ones are pruned beyond it. */
-const REMOVED_TRACKED_MAX = 10_000;
 
 function isLoopback(host: string): boolean {
   const h = normalizeHost(host);

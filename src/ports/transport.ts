@@ -51,6 +51,12 @@ export interface Connection {
   close(): void;
   /** Closes at once, dropping queued bytes; idempotent. */
   destroy(): void;
+  /**
+   * TLS keying-material exporter (RFC 5705 / 8446 §7.5) of this connection: `length`
+   * bytes both ends compute alike and nobody else can. Undefined on a connection that is
+   * not TLS. The handshake binds its proofs to the session with it.
+   */
+  exportKeyingMaterial?(length: number, label: string): Uint8Array | undefined;
 }
 
 export interface Listener {
@@ -60,7 +66,16 @@ export interface Listener {
   close(): Promise<void>;
 }
 
+/**
+ * What protects a transport's connections from whoever can reach its port: "tls" (mutual
+ * TLS: peers are authenticated and traffic is encrypted), "isolated" (an in-process
+ * network nothing outside can reach, the simulator's). Undefined: nothing (plain TCP).
+ */
+export type TransportProtection = "tls" | "isolated";
+
 export interface Transport {
+  /** See {@link TransportProtection}; undefined for plain TCP. */
+  readonly protection?: TransportProtection;
   /** Accepts inbound connections on host:port (port 0 = any free port). */
   listen(address: HostPort, onConnection: (connection: Connection) => void): Promise<Listener>;
   /** Opens a connection; rejects with a TransportError when it cannot be established. */

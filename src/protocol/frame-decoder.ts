@@ -16,7 +16,7 @@
  * (`payload.slice()`) anything kept for long.
  *
  * Memory bound: at most one partial frame is buffered, so at most
- * 4 + frameSizeMaxBytes bytes per decoder.
+ * 4 + frameSizeMaxBytes bytes per decoder (the bound in force when the frame began).
  *
  * Two ways out: `push` returns the frames as objects with payload views (simple, for
  * tests and cold paths); `pushTo` hands each frame to a {@link FrameSink} as a range
@@ -92,7 +92,7 @@ const NO_FRAMES: readonly DecodedFrame[] = Object.freeze([]);
 
 /** Incremental frame decoder; one per inbound connection. */
 export class FrameDecoder {
-  private readonly frameSizeMaxBytes: number;
+  private frameSizeMaxBytes: number;
   /** Stream offset of the first byte of the chunk being pushed. */
   private chunkBase = 0;
   /** Stream offset where the current (partial) frame starts. */
@@ -106,6 +106,15 @@ export class FrameDecoder {
 
   constructor(settings: Partial<FramingSettings> = {}) {
     this.frameSizeMaxBytes = framingSettings(settings).frameSizeMaxBytes;
+  }
+
+  /**
+   * Changes the largest frame body accepted from the next frame on (remoting starts a
+   * connection at the small handshake bound and raises it once the peer is
+   * authenticated). A frame already being assembled keeps the bound it was checked with.
+   */
+  setFrameSizeMax(frameSizeMaxBytes: number): void {
+    this.frameSizeMaxBytes = framingSettings({ frameSizeMaxBytes }).frameSizeMaxBytes;
   }
 
   /** Bytes of an incomplete frame received so far (prefix included). */

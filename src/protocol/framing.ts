@@ -19,7 +19,7 @@ import { FrameTooLargeError } from "./errors.js";
 export const FrameType = {
   /** Association request: the connecting node introduces itself (handshake.ts). */
   HANDSHAKE_REQ: 1,
-  /** The accepting node agrees and introduces itself (handshake.ts). */
+  /** The accepting node introduces itself and answers the challenge (handshake.ts). */
   HANDSHAKE_ACK: 2,
   /** The accepting node refuses, with a reason code (handshake.ts). */
   HANDSHAKE_REJECT: 3,
@@ -31,6 +31,8 @@ export const FrameType = {
   SYSTEM_ACK: 6,
   /** Unreliable control lane: heartbeats, gossip. Payload defined by those protocols. */
   CONTROL: 7,
+  /** The connecting node answers the accepting node's challenge (handshake.ts, v2). */
+  HANDSHAKE_CONFIRM: 8,
 } as const;
 
 /** One of the {@link FrameType} values. */
@@ -44,6 +46,7 @@ const FRAME_TYPE_NAMES: Readonly<Record<FrameType, string>> = {
   [FrameType.SYSTEM]: "SYSTEM",
   [FrameType.SYSTEM_ACK]: "SYSTEM_ACK",
   [FrameType.CONTROL]: "CONTROL",
+  [FrameType.HANDSHAKE_CONFIRM]: "HANDSHAKE_CONFIRM",
 };
 
 /** 1 at the index of each known type byte: a per-frame check without hashing. */

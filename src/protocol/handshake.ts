@@ -1,15 +1,22 @@
 /**
- * Payloads of the HANDSHAKE_REQ, HANDSHAKE_ACK and HANDSHAKE_REJECT frames.
+ * Payloads of the HANDSHAKE_REQ, HANDSHAKE_ACK, HANDSHAKE_CONFIRM and HANDSHAKE_REJECT
+ * frames (the exchange itself is handshake-check.ts; docs/security.md explains why).
  *
  * REQ and ACK share one layout, the *hello*: who the sender is (system name, address,
- * uid) plus an optional nonce and proof (see handshake-proof.ts). REJECT carries a
- * reason and the rejecter's identity.
+ * uid), the sender's fresh nonce and, on an ACK when a secret is configured, a proof
+ * (see handshake-proof.ts). CONFIRM carries the connecting side's proof. REJECT carries
+ * a reason and the rejecter's identity.
  *
  * Layouts (big-endian; str16 = u16 byte length + UTF-8):
- *   hello  (v1): magic[4] "SKIT" | version u16 | flags u8 | systemName str16 | host str16
+ *   hello  (v2): magic[4] "SKIT" | version u16 | flags u8 | systemName str16 | host str16
  *                | port u16 | uid i64 | nonce[16] if flags&1 | proofLen u8 + proof if flags&2
+ *   confirm(v2): magic[4] "SKIT" | version u16 | flags u8 | proofLen u8 + proof if flags&2
  *   reject     : magic[4] "SKIT" | version u16 | reason u8 | systemName str16 | host str16
  *                | port u16 | uid i64
+ *
+ * Version 2 (this one) replaced v1's two-message exchange, where only the connecting
+ * side sent a nonce and a recorded REQ could be replayed, by a three-message
+ * challenge-response (REQ, ACK, CONFIRM) in which both sides contribute a nonce.
  *
  * Invariants: magic + version open every handshake payload in every protocol version,
  * so a node can always tell "not shardkit" from "a shardkit of another version". The
@@ -29,9 +36,9 @@ import { utf8Encode } from "./utf8.js";
 /** The four bytes that open every handshake payload: ASCII "SKIT". */
 export const HANDSHAKE_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x53, 0x4b, 0x49, 0x54);
 /** Protocol version this build speaks. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 /** Oldest protocol version this build can parse. */
-export const PROTOCOL_VERSION_MIN = 1;
+export const PROTOCOL_VERSION_MIN = 2;
 /** Length of a handshake nonce. */
 export const HANDSHAKE_NONCE_BYTES = 16;
 /** Longest accepted proof (an HMAC-SHA-512 is 64 bytes). */
@@ -59,9 +66,16 @@ export interface HandshakeHello {
   readonly address: NodeAddress;
   /** Incarnation id of the sender, a signed 64-bit integer. */
   readonly uid: bigint;
-  /** REQ: a fresh random nonce. ACK: the REQ's nonce echoed back. Exactly 16 bytes. */
+  /** The sender's fresh random nonce (REQ: the connecting side's, ACK: the accepting side's). Exactly 16 bytes. */
   readonly nonce?: Uint8Array;
-  /** HMAC over handshakeProofInput(...); 1..64 bytes. */
+  /** ACK only: HMAC over handshakeProofInput(...); 1..64 bytes. */
+  readonly proof?: Uint8Array;
+}
+
+/** Payload of HANDSHAKE_CONFIRM: the connecting side's proof, once it has the ACK. */
+export interface HandshakeConfirm {
+  readonly protocolVersion: number;
+  /** HMAC over handshakeProofInput(...) when a secret is configured; 1..64 bytes. */
   readonly proof?: Uint8Array;
 }
 
@@ -72,6 +86,13 @@ export const RejectReason = {
   BAD_SECRET: "bad-secret",
   QUARANTINED: "quarantined",
   MALFORMED: "malformed",
+  /**
+   * Without a secret: the claimed address has a live association that was reached at
+   * another host than the one this connection comes from.
+   */
+  ADDRESS_CLAIM: "address-claim",
+  /** The handshake did not follow REQ, ACK, CONFIRM (e.g. no nonce). */
+  PROTOCOL_ERROR: "protocol-error",
 } as const;
 
 /** One of the {@link RejectReason} values. */
@@ -84,6 +105,8 @@ const REJECT_CODES: Readonly<Record<RejectReason, number>> = {
   [RejectReason.BAD_SECRET]: 3,
   [RejectReason.QUARANTINED]: 4,
   [RejectReason.MALFORMED]: 5,
+  [RejectReason.ADDRESS_CLAIM]: 6,
+  [RejectReason.PROTOCOL_ERROR]: 7,
 };
 
 const REASON_BY_CODE: ReadonlyMap<number, RejectReason> = new Map(
@@ -143,6 +166,22 @@ export function encodeHandshakeHello(hello: HandshakeHello): Uint8Array {
   return w.finish();
 }
 
+/** Encodes a HANDSHAKE_CONFIRM payload. */
+export function encodeHandshakeConfirm(confirm: HandshakeConfirm): Uint8Array {
+  assert(confirm.protocolVersion === PROTOCOL_VERSION, "confirm must carry PROTOCOL_VERSION");
+  const { proof } = confirm;
+  assert(
+    proof === undefined || (proof.length >= 1 && proof.length <= HANDSHAKE_PROOF_BYTES_MAX),
+    "proof must be 1..64 bytes",
+  );
+  const w = new ByteWriter()
+    .bytes(HANDSHAKE_MAGIC)
+    .u16(confirm.protocolVersion)
+    .u8(proof ? FLAG_PROOF : 0);
+  if (proof) w.u8(proof.length).bytes(proof);
+  return w.finish();
+}
+
 /** Encodes a HANDSHAKE_REJECT payload. */
 export function encodeHandshakeReject(reject: HandshakeReject): Uint8Array {
   assertIdentity(reject);
@@ -179,7 +218,7 @@ function readName(r: ByteReader, field: string, maxBytes: number): string {
   return text;
 }
 
-function readHello(r: ByteReader): HandshakeHello {
+function readSupportedVersion(r: ByteReader): number {
   const protocolVersion = readMagicAndVersion(r);
   if (protocolVersion < PROTOCOL_VERSION_MIN || protocolVersion > PROTOCOL_VERSION)
     r.failWith({
@@ -188,10 +227,28 @@ function readHello(r: ByteReader): HandshakeHello {
       offset: HANDSHAKE_MAGIC.length,
       version: protocolVersion,
     });
+  return protocolVersion;
+}
+
+function readFlags(r: ByteReader, allowed: number): number {
   const flagsAt = r.offset;
   const flags = r.u8("flags");
-  if ((flags & ~(FLAG_NONCE | FLAG_PROOF)) !== 0)
+  if ((flags & ~allowed) !== 0)
     r.fail(PayloadErrorCode.INVALID_FIELD, `unknown flags ${flags}`, flagsAt);
+  return flags;
+}
+
+function readConfirm(r: ByteReader): HandshakeConfirm {
+  const protocolVersion = readSupportedVersion(r);
+  const flags = readFlags(r, FLAG_PROOF);
+  const proof = flags & FLAG_PROOF ? readProof(r) : undefined;
+  r.end();
+  return { protocolVersion, proof };
+}
+
+function readHello(r: ByteReader): HandshakeHello {
+  const protocolVersion = readSupportedVersion(r);
+  const flags = readFlags(r, FLAG_NONCE | FLAG_PROOF);
   const identity = readIdentity(r);
   const nonce = flags & FLAG_NONCE ? r.bytes(HANDSHAKE_NONCE_BYTES, "nonce").slice() : undefined;
   const proof = flags & FLAG_PROOF ? readProof(r) : undefined;
@@ -228,6 +285,11 @@ function readReject(r: ByteReader): HandshakeReject {
  */
 export function decodeHandshakeHello(payload: Uint8Array): DecodeResult<HandshakeHello> {
   return decodeWith(payload, readHello);
+}
+
+/** Decodes a HANDSHAKE_CONFIRM payload. Never throws. The proof is a copy. */
+export function decodeHandshakeConfirm(payload: Uint8Array): DecodeResult<HandshakeConfirm> {
+  return decodeWith(payload, readConfirm);
 }
 
 /** Decodes a HANDSHAKE_REJECT payload (any protocol version). Never throws. */

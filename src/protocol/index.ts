@@ -7,14 +7,17 @@ export * from "./errors.js";
 export * from "./frame-decoder.js";
 export * from "./framing.js";
 export {
+  decodeHandshakeConfirm,
   decodeHandshakeHello,
   decodeHandshakeReject,
   describePeer,
+  encodeHandshakeConfirm,
   encodeHandshakeHello,
   encodeHandshakeReject,
   HANDSHAKE_MAGIC,
   HANDSHAKE_NONCE_BYTES,
   HANDSHAKE_PROOF_BYTES_MAX,
+  type HandshakeConfirm,
   type HandshakeHello,
   type HandshakeReject,
   HOST_BYTES_MAX,

@@ -23,6 +23,10 @@
  * decoding; it is held in a module variable for the duration of the synchronous
  * `unpack` call.
  *
+ * Strictness: every message is checked by validateMsgpack (msgpack-validate.ts) before
+ * msgpackr sees it, so reserved bytes, extensions shardkit never writes and lengths
+ * beyond the message fail with SerializationError instead of decoding to something.
+ *
  * Hot path: plain data (most messages) is written by FastPacker (msgpack-fast-pack.ts)
  * in one walk, with exactly msgpackr's bytes; everything else goes through
  * prepareForPack and msgpackr. For remoting, `toBinaryWithRoom` leaves room for the
@@ -33,6 +37,7 @@ import { addExtension, type Options, Packr, RESERVE_START_SPACE, Unpackr } from 
 import { SerializationError } from "./errors.js";
 import { FastPacker } from "./msgpack-fast-pack.js";
 import { prepareForPack, TAG_MAP, TAG_REF, Tagged } from "./msgpack-prepare.js";
+import { validateMsgpack } from "./msgpack-validate.js";
 import { MSGPACK_SERIALIZER_ID, type RefCodec, type Serializer } from "./serialization.js";
 
 /** msgpackr extension type of shardkit's tagged values. Reserved process-wide. */
@@ -149,6 +154,8 @@ export function createMsgpackSerializer(refCodec?: RefCodec): MsgpackSerializer 
   // of `unpack` only, so a nested unpack overwriting it does no harm.
   const range = { start: 0, end: 0 };
   const unpackWith = (source: Uint8Array, options: typeof range | undefined): unknown => {
+    if (options === undefined) validateMsgpack(source);
+    else validateMsgpack(source, options.start, options.end);
     const outer = decodingRefCodec;
     decodingRefCodec = refCodec;
     try {

@@ -274,7 +274,9 @@ describe("remoting handshake refusals (simulator)", () => {
     });
     await c.until(() => good !== undefined && refused, 5_000);
     expect(good).toBe(2);
-    expect(b.remoting.stats.handshakeRejectsSent).toBeGreaterThan(0);
+    // b proves first (its ACK); x cannot verify it, refuses and tells b why.
+    expect(bad.remoting.stats.handshakeRejectsSent).toBeGreaterThan(0);
+    await c.until(() => b.remoting.stats.handshakeRejectsReceived > 0, 5_000);
   });
 });
 

@@ -136,7 +136,7 @@ describe("FrameDecoder", () => {
     expect(r).toEqual({ frames: [], error: { code: "FRAME_EMPTY", streamOffset: 0 } });
   });
 
-  it.each([0, 8, 255])(
+  it.each([0, 9, 255])(
     "rejects unknown frame type %i, also when it arrives in a later chunk",
     (t) => {
       expect(new FrameDecoder().push(Uint8Array.of(0, 0, 0, 2, t, 1)).error).toEqual({
@@ -274,5 +274,22 @@ describe("FrameDecoder.pushTo (frames as ranges, no allocation per frame)", () =
     expect(types).toEqual([FrameType.USER]);
     expect(decoder.pushTo(good, sink)).toBe(error);
     expect(types).toEqual([FrameType.USER]);
+  });
+});
+
+describe("FrameDecoder.setFrameSizeMax (handshake bound, then the full one)", () => {
+  it("applies from the next frame on, so a connection starts small and grows once authenticated", () => {
+    const d = new FrameDecoder({ frameSizeMaxBytes: 16 });
+    const big = encodeFrame(FrameType.USER, new Uint8Array(40), 1024);
+    const small = encodeFrame(FrameType.HANDSHAKE_REQ, new Uint8Array(8), 1024);
+    expect(d.push(small).frames.length).toBe(1);
+    d.setFrameSizeMax(1024);
+    expect(d.push(big)).toMatchObject({ frames: [{ type: FrameType.USER }], error: undefined });
+    const strict = new FrameDecoder({ frameSizeMaxBytes: 16 });
+    expect(strict.push(big.subarray(0, 4)).error).toMatchObject({
+      code: "FRAME_TOO_LARGE",
+      sizeBytes: 41,
+      frameSizeMaxBytes: 16,
+    });
   });
 });

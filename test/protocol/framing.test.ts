@@ -22,11 +22,12 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 describe("frame types", () => {
-  it("are 1..7 and named", () => {
-    expect(Object.values(FrameType).sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  it("are 1..8 and named", () => {
+    expect(Object.values(FrameType).sort()).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(frameTypeName(FrameType.SYSTEM_ACK)).toBe("SYSTEM_ACK");
     expect(isFrameType(0)).toBe(false);
-    expect(isFrameType(8)).toBe(false);
+    expect(isFrameType(9)).toBe(false);
+    expect(frameTypeName(FrameType.HANDSHAKE_CONFIRM)).toBe("HANDSHAKE_CONFIRM");
     expect(isFrameType(FrameType.CONTROL)).toBe(true);
   });
 });

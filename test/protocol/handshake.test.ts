@@ -3,24 +3,33 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AssertionError } from "../../src/base/assert.js";
 import {
-  checkHandshake,
-  checkHandshakeAck,
+  type AcceptorChallenge,
   constantTimeEqual,
+  decodeHandshakeConfirm,
   decodeHandshakeHello,
   decodeHandshakeReject,
+  encodeHandshakeConfirm,
   encodeHandshakeHello,
   encodeHandshakeReject,
   FrameType,
   HANDSHAKE_PROOF_CONTEXT,
+  type HandshakeConfirm,
   type HandshakeHello,
-  type HandshakeLocal,
+  type HandshakeIdentity,
+  type HandshakePolicy,
+  type HandshakeTranscript,
   type HmacFn,
   handshakeProofInput,
-  hmacProofVerifier,
+  normalizeHost,
+  onHandshakeAck,
+  onHandshakeConfirm,
+  onHandshakeRequest,
   PROTOCOL_VERSION,
+  proveHandshake,
   RejectReason,
   rejectForDecodeError,
-  signHandshake,
+  startHandshake,
+  verifyHandshakeProof,
 } from "../../src/protocol/index.js";
 
 const hmac: HmacFn = (key, data) => new Uint8Array(createHmac("sha256", key).update(data).digest());
@@ -34,7 +43,6 @@ const hello: HandshakeHello = {
   address: { host: "10.0.0.1", port: 2552 },
   uid: 0x7edc_ba98_7654_3210n,
 };
-const local: HandshakeLocal = { systemName: "shop" };
 
 describe("handshake hello codec", () => {
   it("starts with the magic SKIT and the version, and round-trips without nonce/proof", () => {
@@ -192,48 +200,128 @@ describe("handshake decoders never throw (fast-check)", () => {
   });
 });
 
-describe("handshake proof", () => {
-  it("MACs exactly context | type | version | nonce | systemName | host | port | uid (i64)", () => {
-    const input = handshakeProofInput(FrameType.HANDSHAKE_REQ, { ...hello, nonce });
-    const expected = [
-      ...new TextEncoder().encode(HANDSHAKE_PROOF_CONTEXT),
-      FrameType.HANDSHAKE_REQ,
-      0,
-      PROTOCOL_VERSION,
-      ...nonce,
-      0,
-      4,
-      ...new TextEncoder().encode("shop"),
-      0,
-      8,
-      ...new TextEncoder().encode("10.0.0.1"),
-      0x09,
-      0xf8,
-      0x7e,
-      0xdc,
-      0xba,
-      0x98,
-      0x76,
-      0x54,
-      0x32,
-      0x10,
-    ];
-    expect([...input]).toEqual(expected);
+describe("handshake confirm codec", () => {
+  it("round-trips with and without a proof, and refuses unknown flags and other versions", () => {
+    for (const c of [
+      { protocolVersion: PROTOCOL_VERSION },
+      { protocolVersion: PROTOCOL_VERSION, proof: new Uint8Array(32).fill(3) },
+    ] as HandshakeConfirm[]) {
+      const r = decodeHandshakeConfirm(encodeHandshakeConfirm(c));
+      expect(r).toEqual({ ok: true, value: { proof: undefined, ...c } });
+    }
+    const bytes = encodeHandshakeConfirm({ protocolVersion: PROTOCOL_VERSION }).slice();
+    bytes[6] = 0x01;
+    expect(decodeHandshakeConfirm(bytes)).toMatchObject({
+      error: { code: "PAYLOAD_INVALID_FIELD" },
+    });
+    bytes[6] = 0;
+    bytes[5] = 1; // protocol version 1 (the replayable two-message handshake)
+    expect(decodeHandshakeConfirm(bytes)).toMatchObject({
+      error: { code: "HANDSHAKE_VERSION_UNSUPPORTED", version: 1 },
+    });
   });
 
-  it("differs between REQ and ACK for the same fields", () => {
-    const h = { ...hello, nonce };
-    expect(handshakeProofInput(FrameType.HANDSHAKE_REQ, h)).not.toEqual(
-      handshakeProofInput(FrameType.HANDSHAKE_ACK, h),
+  it("never throws on arbitrary bytes", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 100 }), (bytes) => {
+        expect(typeof decodeHandshakeConfirm(bytes).ok).toBe("boolean");
+      }),
+      { numRuns: 2000 },
     );
   });
+});
 
-  it("signs with the secret; the verifier accepts any configured secret", () => {
-    const signed = signHandshake(hmac, secret, FrameType.HANDSHAKE_REQ, { ...hello, nonce });
-    const input = handshakeProofInput(FrameType.HANDSHAKE_REQ, signed);
-    expect(hmacProofVerifier(hmac, [secret])(input, signed.proof!)).toBe(true);
-    expect(hmacProofVerifier(hmac, [otherSecret, secret])(input, signed.proof!)).toBe(true);
-    expect(hmacProofVerifier(hmac, [otherSecret])(input, signed.proof!)).toBe(false);
+// ------------------------------------------------------------------ proof and machine
+
+const connecting: HandshakeIdentity = {
+  systemName: "shop",
+  address: { host: "10.0.0.1", port: 2552 },
+  uid: 0x7edc_ba98_7654_3210n,
+};
+const accepting: HandshakeIdentity = {
+  systemName: "shop",
+  address: { host: "10.0.0.2", port: 2553 },
+  uid: 7n,
+};
+const nonceC = Uint8Array.from({ length: 16 }, (_, i) => i + 1);
+const nonceA = Uint8Array.from({ length: 16 }, (_, i) => 100 + i);
+const noBinding = new Uint8Array(0);
+const open: HandshakePolicy = { systemName: "shop", secrets: [] };
+const withSecret = (...secrets: Uint8Array[]): HandshakePolicy => ({
+  systemName: "shop",
+  secrets,
+  hmac,
+});
+
+describe("handshake proof", () => {
+  const t: HandshakeTranscript = {
+    protocolVersion: PROTOCOL_VERSION,
+    connecting,
+    connectingNonce: nonceC,
+    accepting,
+    acceptingNonce: nonceA,
+    binding: Uint8Array.of(0xaa, 0xbb),
+  };
+  const te = (s: string) => [...new TextEncoder().encode(s)];
+  const uidC = [0x7e, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10];
+
+  it("MACs context | kind | version | both nonces | both identities | binding", () => {
+    expect([...handshakeProofInput(FrameType.HANDSHAKE_CONFIRM, t)]).toEqual([
+      ...te(HANDSHAKE_PROOF_CONTEXT),
+      FrameType.HANDSHAKE_CONFIRM,
+      0,
+      PROTOCOL_VERSION,
+      ...nonceC,
+      ...nonceA,
+      0,
+      4,
+      ...te("shop"),
+      0,
+      8,
+      ...te("10.0.0.1"),
+      0x09,
+      0xf8,
+      ...uidC,
+      0,
+      4,
+      ...te("shop"),
+      0,
+      8,
+      ...te("10.0.0.2"),
+      0x09,
+      0xf9,
+      ...[0, 0, 0, 0, 0, 0, 0, 7],
+      0,
+      2,
+      0xaa,
+      0xbb,
+    ]);
+  });
+
+  it("changes with every covered field, and between ACK and CONFIRM", () => {
+    const base = proveHandshake(hmac, secret, FrameType.HANDSHAKE_ACK, t);
+    const variants: HandshakeTranscript[] = [
+      { ...t, protocolVersion: PROTOCOL_VERSION + 1 },
+      { ...t, connectingNonce: nonceA },
+      { ...t, acceptingNonce: nonceC },
+      { ...t, connecting: { ...connecting, uid: 1n } },
+      { ...t, connecting: { ...connecting, address: { host: "10.0.0.1", port: 1 } } },
+      { ...t, accepting: { ...accepting, uid: 8n } },
+      { ...t, accepting: { ...accepting, address: { host: "10.0.0.3", port: 2553 } } },
+      { ...t, binding: noBinding },
+    ];
+    for (const v of variants)
+      expect(proveHandshake(hmac, secret, FrameType.HANDSHAKE_ACK, v)).not.toEqual(base);
+    expect(proveHandshake(hmac, secret, FrameType.HANDSHAKE_CONFIRM, t)).not.toEqual(base);
+  });
+
+  it("verifies against any accepted secret (rotation), never another one", () => {
+    const proof = proveHandshake(hmac, secret, FrameType.HANDSHAKE_ACK, t);
+    const kind = FrameType.HANDSHAKE_ACK;
+    expect(verifyHandshakeProof(hmac, [secret], kind, t, proof)).toBe(true);
+    expect(verifyHandshakeProof(hmac, [otherSecret, secret], kind, t, proof)).toBe(true);
+    expect(verifyHandshakeProof(hmac, [otherSecret], kind, t, proof)).toBe(false);
+    expect(verifyHandshakeProof(hmac, [secret], FrameType.HANDSHAKE_CONFIRM, t, proof)).toBe(false);
   });
 
   it("compares in constant time semantics: equal only when every byte is", () => {
@@ -243,94 +331,285 @@ describe("handshake proof", () => {
   });
 });
 
-describe("checkHandshake (REQ side)", () => {
-  const verify = hmacProofVerifier(hmac, [secret]);
-  const signedReq = () => signHandshake(hmac, secret, FrameType.HANDSHAKE_REQ, { ...hello, nonce });
+interface Exchange {
+  readonly initiator: HandshakePolicy;
+  readonly acceptor: HandshakePolicy;
+  readonly bindingC?: Uint8Array;
+  readonly bindingA?: Uint8Array;
+  readonly sourceHost?: string;
+}
 
-  it("accepts a matching REQ without a secret configured, ignoring any proof", () => {
-    expect(checkHandshake(local, hello, undefined)).toEqual({ type: "accept" });
-    expect(checkHandshake(local, { ...hello, nonce, proof: Uint8Array.of(1) }, undefined)).toEqual({
-      type: "accept",
+/** Runs REQ -> ACK -> CONFIRM through the pure functions of both sides. */
+function exchange(x: Exchange) {
+  const { req, state } = startHandshake(connecting, nonceC);
+  const challenge = onHandshakeRequest(x.acceptor, accepting, req, {
+    nonce: nonceA,
+    binding: x.bindingA ?? noBinding,
+    sourceHost: x.sourceHost ?? "10.0.0.1",
+  });
+  if (challenge.type === "reject") return { at: "request" as const, step: challenge };
+  const ack = onHandshakeAck(x.initiator, state, challenge.ack, x.bindingC ?? noBinding);
+  if (ack.type === "reject") return { at: "ack" as const, step: ack };
+  const done = onHandshakeConfirm(x.acceptor, challenge.state, ack.confirm);
+  return { at: "confirm" as const, step: done, challenge, confirm: ack.confirm };
+}
+
+describe("handshake machine: the whole exchange", () => {
+  it("without a secret: accepts, and neither side sends a proof", () => {
+    const r = exchange({ initiator: open, acceptor: open });
+    expect(r.step).toEqual({ type: "accept", peer: connecting });
+    if (r.at === "confirm") {
+      expect(r.challenge.ack.proof).toBeUndefined();
+      expect(r.confirm.proof).toBeUndefined();
+      expect(r.challenge.ack.nonce).toEqual(nonceA);
+    }
+  });
+
+  it("with the same secret: both proofs verify and the peer is accepted", () => {
+    const r = exchange({ initiator: withSecret(secret), acceptor: withSecret(secret) });
+    expect(r.step).toEqual({ type: "accept", peer: connecting });
+    if (r.at === "confirm") {
+      expect(r.challenge.ack.proof?.length).toBe(32);
+      expect(r.confirm.proof?.length).toBe(32);
+    }
+  });
+
+  it("rotation: accepts a peer proving with any listed secret, proves with the first", () => {
+    // Rolling restart: old members know [old]; restarted ones [old, new], later [new, old].
+    const oldOnly = withSecret(otherSecret);
+    const phase1 = withSecret(otherSecret, secret);
+    const phase2 = withSecret(secret, otherSecret);
+    for (const [i, a] of [
+      [oldOnly, phase1],
+      [phase1, oldOnly],
+      [phase1, phase2],
+      [phase2, phase1],
+      [phase2, withSecret(secret)],
+      [withSecret(secret), phase2],
+    ] as const)
+      expect(exchange({ initiator: i, acceptor: a }).step.type).toBe("accept");
+    // ...but a member that only knows the new secret cannot talk to one that only knows the old.
+    expect(exchange({ initiator: oldOnly, acceptor: withSecret(secret) }).step).toMatchObject({
+      reason: "bad-secret",
     });
   });
 
-  it("rejects another protocol version", () => {
-    const d = checkHandshake({ ...local, protocolVersion: 2 }, hello, undefined);
-    expect(d).toMatchObject({ type: "reject", reason: "version-mismatch" });
-    if (d.type === "reject") expect(d.logMessage).toContain("protocol version 1, local 2");
-  });
-
-  it("rejects another system name", () => {
-    const d = checkHandshake(local, { ...hello, systemName: "bank" }, undefined);
-    expect(d).toMatchObject({ type: "reject", reason: "system-mismatch" });
-    if (d.type === "reject") expect(d.logMessage).toContain('system "bank", local "shop"');
-  });
-
-  it("accepts a valid proof and rejects a missing, forged or re-targeted one", () => {
-    const req = signedReq();
-    expect(checkHandshake(local, req, verify)).toEqual({ type: "accept" });
-    expect(checkHandshake(local, hello, verify)).toMatchObject({ reason: "bad-secret" });
-    const forged = signHandshake(hmac, otherSecret, FrameType.HANDSHAKE_REQ, { ...hello, nonce });
-    expect(checkHandshake(local, forged, verify)).toMatchObject({ reason: "bad-secret" });
-    const otherUid = { ...req, uid: req.uid + 1n };
-    expect(checkHandshake(local, otherUid, verify)).toMatchObject({ reason: "bad-secret" });
-  });
-
-  it("never puts proof bytes in the log message", () => {
-    const forged = signHandshake(hmac, otherSecret, FrameType.HANDSHAKE_REQ, { ...hello, nonce });
-    const d = checkHandshake(local, forged, verify);
-    expect(d.type === "reject" && d.logMessage).toBe(
-      "handshake request from shop@10.0.0.1:2552#9141386507638288912: proof does not match the cluster secret",
+  it("with TLS: accepts when both ends see the same binding, refuses a relay between sessions", () => {
+    const p = withSecret(secret);
+    const b1 = new Uint8Array(32).fill(1);
+    expect(exchange({ initiator: p, acceptor: p, bindingA: b1, bindingC: b1 }).step.type).toBe(
+      "accept",
     );
+    const relayed = exchange({
+      initiator: p,
+      acceptor: p,
+      bindingA: b1,
+      bindingC: new Uint8Array(32).fill(2),
+    });
+    expect(relayed).toMatchObject({ at: "ack", step: { reason: "bad-secret" } });
+  });
+});
+
+describe("handshake machine: accepting side, REQ", () => {
+  const input = { nonce: nonceA, binding: noBinding, sourceHost: "10.0.0.1" };
+  const req: HandshakeHello = { protocolVersion: PROTOCOL_VERSION, ...connecting, nonce: nonceC };
+
+  it("refuses another protocol version, another system name and a REQ without a nonce", () => {
+    const v = onHandshakeRequest({ ...open, protocolVersion: 3 }, accepting, req, input);
+    expect(v).toMatchObject({ type: "reject", reason: "version-mismatch" });
+    if (v.type === "reject") expect(v.logMessage).toContain(`protocol version 2, local 3`);
+    const sys = onHandshakeRequest(open, accepting, { ...req, systemName: "bank" }, input);
+    expect(sys).toMatchObject({ reason: "system-mismatch" });
+    if (sys.type === "reject") expect(sys.logMessage).toContain('system "bank", local "shop"');
+    const { nonce: _, ...noNonce } = req;
+    expect(onHandshakeRequest(open, accepting, noNonce, input)).toMatchObject({
+      reason: "protocol-error",
+    });
   });
 
-  it("rejects a quarantined incarnation, but only after the proof checks out", () => {
-    const quarantined: HandshakeLocal = {
-      ...local,
-      isQuarantined: (address, uid) => address.port === 2552 && uid === hello.uid,
-    };
-    expect(checkHandshake(quarantined, signedReq(), verify)).toMatchObject({
-      reason: "quarantined",
-    });
-    expect(checkHandshake(quarantined, hello, verify)).toMatchObject({ reason: "bad-secret" });
-    expect(checkHandshake(quarantined, { ...hello, uid: 1n }, undefined)).toEqual({
-      type: "accept",
-    });
+  it("answers with its own fresh nonce and reveals no admission decision yet", () => {
+    const tombstoned: HandshakePolicy = { ...withSecret(secret), isTombstoned: () => true };
+    const step = onHandshakeRequest(tombstoned, accepting, req, input);
+    expect(step.type).toBe("challenge");
+    if (step.type === "challenge") {
+      expect(step.ack.nonce).toEqual(nonceA);
+      expect(step.ack.uid).toBe(accepting.uid);
+    }
   });
 
-  it("maps undecodable REQ payloads to malformed", () => {
+  it("maps undecodable payloads to malformed", () => {
     const r = decodeHandshakeHello(Uint8Array.of(1, 2, 3));
     expect(r.ok).toBe(false);
     if (!r.ok) expect(rejectForDecodeError(r.error, "x")).toMatchObject({ reason: "malformed" });
   });
 });
 
-describe("checkHandshakeAck (connecting side)", () => {
-  const verify = hmacProofVerifier(hmac, [secret]);
-  const acceptor: HandshakeHello = { ...hello, address: { host: "10.0.0.2", port: 2553 }, uid: 7n };
-
-  it("accepts an ACK that echoes our nonce and proves the secret", () => {
-    const ack = signHandshake(hmac, secret, FrameType.HANDSHAKE_ACK, { ...acceptor, nonce });
-    expect(checkHandshakeAck(local, ack, nonce, verify)).toEqual({ type: "accept" });
+describe("handshake machine: accepting side, CONFIRM", () => {
+  const p = withSecret(secret);
+  const challengeFor = (policy: HandshakePolicy, nonce = nonceA, sourceHost = "10.0.0.1") => {
+    const { req } = startHandshake(connecting, nonceC);
+    const step = onHandshakeRequest(policy, accepting, req, {
+      nonce,
+      binding: noBinding,
+      sourceHost,
+    });
+    if (step.type !== "challenge") throw new Error("expected a challenge");
+    return step;
+  };
+  const confirmFor = (challenge: AcceptorChallenge, s: Uint8Array): HandshakeConfirm => ({
+    protocolVersion: PROTOCOL_VERSION,
+    proof: proveHandshake(hmac, s, FrameType.HANDSHAKE_CONFIRM, challenge.transcript),
   });
 
-  it("rejects an ACK with a stale nonce or a REQ-typed proof", () => {
-    const stale = Uint8Array.from(nonce, (b) => b ^ 1);
-    const ack = signHandshake(hmac, secret, FrameType.HANDSHAKE_ACK, { ...acceptor, nonce: stale });
-    expect(checkHandshakeAck(local, ack, nonce, verify)).toMatchObject({ reason: "bad-secret" });
-    const reflected = signHandshake(hmac, secret, FrameType.HANDSHAKE_REQ, { ...acceptor, nonce });
-    expect(checkHandshakeAck(local, reflected, nonce, verify)).toMatchObject({
+  it("refuses a missing proof, a proof with another secret, and an ACK-labelled proof", () => {
+    const c = challengeFor(p).state;
+    expect(onHandshakeConfirm(p, c, { protocolVersion: PROTOCOL_VERSION })).toMatchObject({
       reason: "bad-secret",
+      logMessage: expect.stringContaining("no proof, but a cluster secret is required"),
+    });
+    const forged = onHandshakeConfirm(p, c, confirmFor(c, otherSecret));
+    expect(forged).toMatchObject({ reason: "bad-secret" });
+    // The log names the peer and the mismatch, never proof bytes.
+    expect(forged.type === "reject" && forged.logMessage).toBe(
+      "handshake confirm from shop@10.0.0.1:2552#9141386507638288912: proof does not match the cluster secret",
+    );
+    const reflected = proveHandshake(hmac, secret, FrameType.HANDSHAKE_ACK, c.transcript);
+    expect(
+      onHandshakeConfirm(p, c, { protocolVersion: PROTOCOL_VERSION, proof: reflected }),
+    ).toMatchObject({ reason: "bad-secret" });
+    expect(onHandshakeConfirm(p, c, confirmFor(c, secret))).toEqual({
+      type: "accept",
+      peer: connecting,
     });
   });
 
-  it("applies the version, system and quarantine rules too", () => {
-    expect(
-      checkHandshakeAck(local, { ...acceptor, systemName: "x" }, undefined, undefined),
-    ).toMatchObject({ reason: "system-mismatch" });
-    const q: HandshakeLocal = { ...local, isQuarantined: () => true };
-    expect(checkHandshakeAck(q, acceptor, undefined, undefined)).toMatchObject({
+  it("refuses a replayed CONFIRM: a recorded exchange is worthless on a new connection", () => {
+    const recorded = challengeFor(p);
+    const recordedConfirm = confirmFor(recorded.state, secret);
+    expect(onHandshakeConfirm(p, recorded.state, recordedConfirm).type).toBe("accept");
+    // The replayer re-sends the recorded REQ and CONFIRM; the acceptor drew a new nonce.
+    const fresh = challengeFor(
+      p,
+      Uint8Array.from(nonceA, (b) => b ^ 0x5a),
+    ).state;
+    expect(onHandshakeConfirm(p, fresh, recordedConfirm)).toMatchObject({ reason: "bad-secret" });
+  });
+
+  it("refuses another protocol version in the CONFIRM", () => {
+    const c = challengeFor(open).state;
+    expect(onHandshakeConfirm(open, c, { protocolVersion: 3 })).toMatchObject({
+      reason: "version-mismatch",
+    });
+  });
+
+  it("refuses a tombstoned incarnation, but only once the proof checks out", () => {
+    const tombstoned = (q: HandshakePolicy): HandshakePolicy => ({
+      ...q,
+      isTombstoned: (address, uid) => address.port === 2552 && uid === connecting.uid,
+    });
+    const c = challengeFor(p).state;
+    expect(onHandshakeConfirm(tombstoned(p), c, confirmFor(c, secret))).toMatchObject({
       reason: "quarantined",
     });
+    expect(onHandshakeConfirm(tombstoned(p), c, confirmFor(c, otherSecret))).toMatchObject({
+      reason: "bad-secret",
+    });
+    const o = challengeFor(open).state;
+    expect(
+      onHandshakeConfirm(tombstoned(open), o, { protocolVersion: PROTOCOL_VERSION }),
+    ).toMatchObject({ reason: "quarantined" });
+  });
+
+  it("without a secret, refuses a claim to a live association's address from another host", () => {
+    const live: HandshakePolicy = {
+      ...open,
+      liveAssociationHost: (a) => (a.port === 2552 ? "::ffff:10.0.0.1" : undefined),
+    };
+    const confirm = { protocolVersion: PROTOCOL_VERSION };
+    const spoofed = onHandshakeConfirm(live, challengeFor(live, nonceA, "10.6.6.6").state, confirm);
+    expect(spoofed).toMatchObject({ reason: "address-claim" });
+    if (spoofed.type === "reject") expect(spoofed.logMessage).toContain("comes from 10.6.6.6");
+    // The member itself (reconnecting, or restarted) comes from the same host.
+    expect(onHandshakeConfirm(live, challengeFor(live).state, confirm).type).toBe("accept");
+    // No live association: nothing to compare with.
+    expect(
+      onHandshakeConfirm(
+        { ...open, liveAssociationHost: () => undefined },
+        challengeFor(open, nonceA, "10.6.6.6").state,
+        confirm,
+      ).type,
+    ).toBe("accept");
+    // With a secret the claim is authenticated by the proof instead.
+    const ps = { ...p, liveAssociationHost: live.liveAssociationHost };
+    const c = challengeFor(ps, nonceA, "10.6.6.6").state;
+    expect(onHandshakeConfirm(ps, c, confirmFor(c, secret)).type).toBe("accept");
+  });
+
+  it("normalizes IPv4-mapped IPv6 and case when comparing hosts", () => {
+    expect(normalizeHost("::FFFF:10.0.0.1")).toBe("10.0.0.1");
+    expect(normalizeHost("Fe80::1")).toBe("fe80::1");
+  });
+});
+
+describe("handshake machine: connecting side, ACK", () => {
+  const p = withSecret(secret);
+  const ackFor = (policy: HandshakePolicy, binding = noBinding, forNonce = nonceC) => {
+    const req: HandshakeHello = {
+      protocolVersion: PROTOCOL_VERSION,
+      ...connecting,
+      nonce: forNonce,
+    };
+    const step = onHandshakeRequest(policy, accepting, req, {
+      nonce: nonceA,
+      binding,
+      sourceHost: "10.0.0.1",
+    });
+    if (step.type !== "challenge") throw new Error("expected a challenge");
+    return step.ack;
+  };
+  const { state } = startHandshake(connecting, nonceC);
+
+  it("accepts a proven ACK and returns a CONFIRM proving the same transcript", () => {
+    const step = onHandshakeAck(p, state, ackFor(p), noBinding);
+    expect(step).toMatchObject({ type: "accept", peer: accepting });
+    if (step.type === "accept") expect(step.confirm.proof?.length).toBe(32);
+  });
+
+  it("refuses an ACK without proof, with another secret, or answering another REQ (replayed)", () => {
+    const { proof: _, ...unproven } = ackFor(p);
+    expect(onHandshakeAck(p, state, unproven, noBinding)).toMatchObject({ reason: "bad-secret" });
+    expect(onHandshakeAck(p, state, ackFor(withSecret(otherSecret)), noBinding)).toMatchObject({
+      reason: "bad-secret",
+    });
+    const replayed = ackFor(
+      p,
+      noBinding,
+      Uint8Array.from(nonceC, (b) => b ^ 1),
+    );
+    expect(onHandshakeAck(p, state, replayed, noBinding)).toMatchObject({ reason: "bad-secret" });
+  });
+
+  it("refuses another version, another system, an ACK without a nonce, a tombstoned acceptor", () => {
+    const ack = ackFor(open);
+    expect(onHandshakeAck(open, state, { ...ack, protocolVersion: 9 }, noBinding)).toMatchObject({
+      reason: "version-mismatch",
+    });
+    expect(onHandshakeAck(open, state, { ...ack, systemName: "x" }, noBinding)).toMatchObject({
+      reason: "system-mismatch",
+    });
+    const { nonce: _, ...noNonce } = ack;
+    expect(onHandshakeAck(open, state, noNonce, noBinding)).toMatchObject({
+      reason: "protocol-error",
+    });
+    expect(
+      onHandshakeAck({ ...open, isTombstoned: () => true }, state, ack, noBinding),
+    ).toMatchObject({ reason: "quarantined" });
+  });
+
+  it("every reject reason round-trips through the REJECT codec", () => {
+    for (const reason of Object.values(RejectReason)) {
+      const bytes = encodeHandshakeReject({ ...hello, reason });
+      expect(decodeHandshakeReject(bytes)).toMatchObject({ ok: true, value: { reason } });
+    }
   });
 });

@@ -18,6 +18,7 @@ import {
 } from "../../src/protocol/index.js";
 import { waitForStderr } from "../support/child-process.js";
 import { installChildTeardown } from "../support/child-teardown.js";
+import { handshakeAs, userFrame } from "./raw-peer.js";
 import {
   askEcho,
   type RemoteNode,
@@ -30,6 +31,9 @@ import {
 installChildTeardown("perFile");
 
 const HANDSHAKE_TIMEOUT_MS = 1_000;
+const HANDSHAKE_FRAME_MAX = 4_096;
+/** An identity nobody else uses: no live association to collide with. */
+const stranger = { systemName: "sk", address: { host: "127.0.0.1", port: 1 }, uid: 4242n };
 const FRAME_SIZE_MAX = 262_144;
 /** How long a raw socket waits for B to close it. */
 const CLOSE_WAIT_MS = 5_000;
@@ -205,18 +209,47 @@ describe("R1: bad input on the cluster port", () => {
   }, 20_000);
 
   it("after a valid handshake, an undecodable USER envelope is closed and counted", async () => {
-    const { before, after, result } = await afterAttack(() =>
-      raw([
-        encodeFrame(FrameType.HANDSHAKE_REQ, hello()),
-        encodeFrame(FrameType.USER, Uint8Array.of(0xff, 0xff, 0xff)),
-      ]),
-    );
+    const { before, after, result } = await afterAttack(async () => {
+      const r = await handshakeAs(b.port, stranger, {
+        after: [encodeFrame(FrameType.USER, Uint8Array.of(0xff, 0xff, 0xff))],
+      });
+      expect(r.acked).toBe(true);
+      return { closedByPeer: r.closedByPeer, received: new Uint8Array() };
+    });
     expect(result.closedByPeer).toBe(true);
-    // badMessages (not badFrames) proves the handshake was accepted first. (B's ACK may
-    // not reach us: the connection is destroyed right after, dropping queued bytes.)
+    // badMessages (not badFrames) proves the handshake was accepted first.
     expect(grew(before, after, "badMessages")).toBe(1);
     expect(grew(before, after, "badFrames")).toBe(0);
     await waitForStderr(b.child, /closing inbound connection.*malformed user envelope/, 2_000);
+  }, 20_000);
+
+  it("a reserved msgpack byte (0xC1) is a SerializationError, counted and never delivered", async () => {
+    const inboxBefore = b.child.events.filter((e) => e.event === "inbox").length;
+    const { before, after, result } = await afterAttack(async () => {
+      const r = await handshakeAs(b.port, stranger, {
+        after: [userFrame("/user/inbox#0", Uint8Array.of(0xc1))],
+      });
+      return { closedByPeer: r.closedByPeer, received: new Uint8Array() };
+    });
+    expect(result.closedByPeer).toBe(true);
+    expect(grew(before, after, "badMessages")).toBe(1);
+    await waitForStderr(b.child, /undecodable message.*0xc1|undecodable message.*reserved/i, 2_000);
+    expect(b.child.events.filter((e) => e.event === "inbox").length).toBe(inboxBefore);
+  }, 20_000);
+
+  it("a handshake-stage frame above handshakeFrameSizeMaxBytes is refused before its body", async () => {
+    const { before, after, result } = await afterAttack(() =>
+      raw([concat(u32(HANDSHAKE_FRAME_MAX + 1), Uint8Array.of(FrameType.HANDSHAKE_REQ))]),
+    );
+    expect(result.closedByPeer).toBe(true);
+    expect(grew(before, after, "badFrames")).toBe(1);
+    await waitForStderr(
+      b.child,
+      new RegExp(
+        `announces ${HANDSHAKE_FRAME_MAX + 1} bytes, above frameSizeMaxBytes=${HANDSHAKE_FRAME_MAX}`,
+      ),
+      2_000,
+    );
   }, 20_000);
 
   it("a truncated frame left open is closed after handshakeTimeoutMs and counted", async () => {

@@ -30,8 +30,8 @@ export interface NodeConfig {
   readonly name?: string;
   /** Listening port; default 0 (any). */
   readonly port?: number;
-  /** Cluster secret (HMAC handshake proof). */
-  readonly secret?: string;
+  /** Cluster secret(s) (HMAC handshake proofs; a list for rotation, the first proves). */
+  readonly secret?: string | readonly string[];
   /** Mutual TLS with this fixture identity (test/fixtures/tls/<tls>.crt/.key, CA ca.crt). */
   readonly tls?: "node-a" | "node-b" | "foreign-node";
   /** Remoting settings overrides. */
@@ -215,8 +215,16 @@ async function handle(c: Command): Promise<Record<string, unknown>> {
       system.stop(ref);
       return {};
     }
-    case "stats":
-      return { stats: { ...remoting.stats }, system: system.stats };
+    case "stats": {
+      // With --expose-gc, `gc: true` collects first so that `rss` reflects live memory.
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if (c.gc === true && gc !== undefined) gc();
+      return {
+        stats: { ...remoting.stats },
+        system: system.stats,
+        rssBytes: process.memoryUsage().rss,
+      };
+    }
     case "exit":
       setImmediate(() => void shutdown(0));
       return {};

@@ -9,6 +9,7 @@ import {
   type ChildEvent,
   kill,
   request,
+  type SpawnOptions,
   spawnNode,
   waitFor,
 } from "../support/child-process.js";
@@ -36,8 +37,15 @@ export const FAST_SETTINGS = {
   reconnectBackoffMaxMs: 300,
 } as const;
 
-export async function startNode(name: string, config: NodeConfig = {}): Promise<RemoteNode> {
-  const child = spawnNode("test/remote/node-main.ts", [JSON.stringify(config)], { name });
+export async function startNode(
+  name: string,
+  config: NodeConfig = {},
+  spawn: Omit<SpawnOptions, "name"> = {},
+): Promise<RemoteNode> {
+  const child = spawnNode("test/remote/node-main.ts", [JSON.stringify(config)], {
+    ...spawn,
+    name,
+  });
   const ready = await waitFor(child, (e) => e.event === "ready", START_TIMEOUT_MS, "ready");
   return {
     name,

@@ -55,9 +55,9 @@ describe("R4: wrong cluster secret", () => {
   it("a node with another secret is refused both ways, logged and counted on both sides", async () => {
     const bBefore = await stats(b);
     await Promise.all([expectRefusedAsk(a, b), expectRefusedAsk(b, a)]);
-    // B refuses A's request: the proof does not verify with B's secret.
-    await waitForStderr(b.child, /refusing inbound connection.*proof does not match/, 5_000);
-    // A hears the reject, with its reason.
+    // The accepting side proves first (its ACK); the connecting side cannot verify it,
+    // refuses, and tells the acceptor why: both sides log the refusal with its reason.
+    await waitForStderr(b.child, /refusing peer.*proof does not match/, 5_000);
     await waitForStderr(a.child, /peer refused the handshake.*bad-secret/, 5_000);
     const sb = await waitForStats(b, (s) => s.handshakeRejectsSent >= 1, 5_000);
     const sa = await waitForStats(a, (s) => s.handshakeRejectsReceived >= 1, 5_000);

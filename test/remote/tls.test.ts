@@ -14,6 +14,8 @@ let a: RemoteNode;
 let b: RemoteNode;
 let foreign: RemoteNode;
 
+const SECRET = "tls-and-a-secret-0123";
+
 beforeAll(async () => {
   [a, b, foreign] = await Promise.all([
     startNode("A", { tls: "node-a" }),
@@ -27,6 +29,17 @@ describe("mutual TLS", () => {
     expect(await askEcho(a, b, "over TLS")).toEqual({ from: b.address, value: "over TLS" });
     expect(await askEcho(b, a, "and back")).toEqual({ from: a.address, value: "and back" });
   }, 20_000);
+
+  it("with a secret too, the proofs bound to the TLS session (exporter) verify on both ends", async () => {
+    const [sa, sb] = await Promise.all([
+      startNode("SA", { tls: "node-a", secret: SECRET }),
+      startNode("SB", { tls: "node-b", secret: SECRET }),
+    ]);
+    expect(await askEcho(sa, sb, "bound")).toEqual({ from: sb.address, value: "bound" });
+    expect(await askEcho(sb, sa, "bound back")).toEqual({ from: sa.address, value: "bound back" });
+    const s = await stats(sb);
+    expect(s.handshakeRejectsSent + s.handshakeRejectsReceived).toBe(0);
+  }, 40_000);
 
   it("a node with a certificate from a foreign CA is refused", async () => {
     const r = await tryCommand(foreign, "ask", {

@@ -1,7 +1,12 @@
 /**
- * InboundConnection: a connection a peer opened to us. It must start with a valid
- * HANDSHAKE_REQ within handshakeTimeoutMs; then it carries USER, SYSTEM and CONTROL
- * frames from that peer, and we write back HANDSHAKE_ACK/REJECT and SYSTEM_ACKs.
+ * InboundConnection: a connection a peer opened to us. It must complete the handshake
+ * (REQ, our ACK with a fresh nonce, its CONFIRM; protocol/handshake-check.ts) within
+ * handshakeTimeoutMs; then it carries USER, SYSTEM and CONTROL frames from that peer,
+ * and we write back HANDSHAKE_ACK/REJECT and SYSTEM_ACKs.
+ *
+ * Before the handshake completes, frames above handshakeFrameSizeMaxBytes are refused
+ * (the decoder never buffers more than that for an unauthenticated peer) and nothing the
+ * peer sends reaches an actor.
  *
  * Bad input (garbage, truncated or oversized frames, unknown frame types or serializer
  * ids, a wrong handshake) closes this connection only; it is logged at a rate limit and
@@ -19,13 +24,22 @@ import {
 } from "../../protocol/frame-decoder.js";
 import { FrameType, FrameWriter } from "../../protocol/framing.js";
 import {
+  decodeHandshakeConfirm,
   decodeHandshakeHello,
+  decodeHandshakeReject,
+  describePeer,
+  encodeHandshakeHello,
   encodeHandshakeReject,
-  type HandshakeHello,
   PROTOCOL_VERSION,
   type RejectReason,
 } from "../../protocol/handshake.js";
-import { checkHandshake, rejectForDecodeError } from "../../protocol/handshake-check.js";
+import {
+  type AcceptorChallenge,
+  type HandshakeRefusal,
+  onHandshakeConfirm,
+  onHandshakeRequest,
+  rejectForDecodeError,
+} from "../../protocol/handshake-check.js";
 import { decodeSystemMessage, encodeSystemAck } from "../../protocol/system-message.js";
 import { UserEnvelopeReader, type UserEnvelopeView } from "../../protocol/user-envelope-reader.js";
 import type { RemotingContext } from "./remoting-context.js";
@@ -49,11 +63,15 @@ export interface InboundHost extends RemotingContext {
   onSystemPayload(peer: Peer, payload: Uint8Array): boolean;
   onControl(peer: Peer, payload: Uint8Array): void;
   receiverFor(peer: Peer): SystemMessageReceiver;
+  /** The connection completed the handshake (it no longer counts as unauthenticated). */
+  inboundAuthenticated(connection: InboundConnection): void;
   inboundClosed(connection: InboundConnection): void;
 }
 
 export class InboundConnection {
   private peer: Peer | null = null;
+  /** Set between our ACK and the peer's CONFIRM. */
+  private challenge: AcceptorChallenge | null = null;
   private readonly decoder: FrameDecoder;
   private readonly writer: FrameWriter;
   private handshakeTimer: Disposable | null;
@@ -78,7 +96,10 @@ export class InboundConnection {
     private readonly host: InboundHost,
     private readonly conn: Connection,
   ) {
-    this.decoder = new FrameDecoder({ frameSizeMaxBytes: host.settings.frameSizeMaxBytes });
+    const s = host.settings;
+    this.decoder = new FrameDecoder({
+      frameSizeMaxBytes: Math.min(s.handshakeFrameSizeMaxBytes, s.frameSizeMaxBytes),
+    });
     // This side only writes the handshake answer and acks: a small buffer suffices.
     this.writer = new FrameWriter({
       frameSizeMaxBytes: host.settings.frameSizeMaxBytes,
@@ -102,6 +123,11 @@ export class InboundConnection {
     return this.peer;
   }
 
+  /** The socket address the connection comes from. */
+  get remoteHost(): string {
+    return this.conn.remote.host;
+  }
+
   private get remoteLabel(): string {
     const p = this.peer;
     return p === null ? `${this.conn.remote.host}:${this.conn.remote.port}` : p.node.hostPort;
@@ -112,16 +138,22 @@ export class InboundConnection {
     const error = this.decoder.pushTo(chunk, this.frameSink);
     if (error !== undefined && !this.closed) {
       this.host.stats.badFrames++;
-      this.fail(describeFrameDecodeError(error));
+      const stage =
+        this.peer === null ? " (the handshakeFrameSizeMaxBytes bound: before the handshake)" : "";
+      this.fail(`${describeFrameDecodeError(error)}${stage}`);
     }
   }
 
   private onFrame(type: number, payload: Uint8Array): void {
     if (this.peer === null) {
-      if (type === FrameType.HANDSHAKE_REQ) this.onHandshake(payload);
+      if (type === FrameType.HANDSHAKE_REQ && this.challenge === null) this.onRequest(payload);
+      else if (type === FrameType.HANDSHAKE_CONFIRM && this.challenge !== null)
+        this.onConfirm(this.challenge, payload);
+      else if (type === FrameType.HANDSHAKE_REJECT && this.challenge !== null)
+        this.onRefused(payload);
       else {
         this.host.stats.badFrames++;
-        this.fail(`frame type ${type} before the handshake`);
+        this.fail(`frame type ${type} before the handshake completed`);
       }
       return;
     }
@@ -142,33 +174,74 @@ export class InboundConnection {
     }
   }
 
-  private onHandshake(payload: Uint8Array): void {
+  private onRequest(payload: Uint8Array): void {
     const hello = decodeHandshakeHello(payload);
-    const decision = hello.ok
-      ? checkHandshake(this.host.handshakeLocal, hello.value, this.host.proofVerifier)
-      : rejectForDecodeError(hello.error, this.remoteLabel);
-    if (decision.type === "reject") {
-      this.host.stats.handshakeRejectsSent++;
-      this.host.error("refusing inbound connection", {
-        from: this.remoteLabel,
-        reason: decision.logMessage,
-      });
-      this.reject(decision.reason);
+    if (!hello.ok) {
+      this.refuse(rejectForDecodeError(hello.error, this.remoteLabel));
       return;
     }
-    const req = hello.ok ? hello.value : undefined;
-    if (req === undefined) return;
-    const node = parseNode(formatNode(req.systemName, req.address.host, req.address.port));
+    const step = onHandshakeRequest(
+      this.host.handshakePolicy,
+      this.host.selfIdentity,
+      hello.value,
+      {
+        nonce: this.host.handshakeNonce(),
+        binding: this.host.channelBinding(this.conn),
+        sourceHost: this.conn.remote.host,
+      },
+    );
+    if (step.type === "reject") {
+      this.refuse(step);
+      return;
+    }
+    this.challenge = step.state;
+    this.writer.append(FrameType.HANDSHAKE_ACK, encodeHandshakeHello(step.ack));
+    this.conn.send(this.writer.take());
+  }
+
+  private onConfirm(challenge: AcceptorChallenge, payload: Uint8Array): void {
+    const confirm = decodeHandshakeConfirm(payload);
+    if (!confirm.ok) {
+      this.refuse(rejectForDecodeError(confirm.error, this.remoteLabel));
+      return;
+    }
+    const step = onHandshakeConfirm(this.host.handshakePolicy, challenge, confirm.value);
+    if (step.type === "reject") {
+      this.refuse(step);
+      return;
+    }
+    const { systemName, address, uid } = step.peer;
+    const node = parseNode(formatNode(systemName, address.host, address.port));
     if (node === undefined) {
       this.fail("handshake carries an invalid address");
       return;
     }
-    this.peer = { node, uid: req.uid };
+    this.challenge = null;
+    this.peer = { node, uid };
     this.handshakeTimer?.dispose();
     this.handshakeTimer = null;
-    this.writer.append(FrameType.HANDSHAKE_ACK, this.host.handshakeAck(req as HandshakeHello));
-    this.conn.send(this.writer.take());
-    this.host.peerIncarnation(node, req.uid);
+    this.decoder.setFrameSizeMax(this.host.settings.frameSizeMaxBytes);
+    this.host.inboundAuthenticated(this);
+    this.host.peerIncarnation(node, uid);
+  }
+
+  /** The connecting side refused our ACK (wrong secret, version, system, tombstone). */
+  private onRefused(payload: Uint8Array): void {
+    const r = decodeHandshakeReject(payload);
+    this.host.stats.handshakeRejectsReceived++;
+    this.host.badInput(
+      "peer refused the handshake",
+      this.remoteLabel,
+      r.ok ? `${r.value.reason} (by ${describePeer(r.value)})` : "malformed reject",
+    );
+    this.closed = true;
+    this.conn.destroy();
+  }
+
+  private refuse(decision: HandshakeRefusal): void {
+    this.host.stats.handshakeRejectsSent++;
+    this.host.badInput("refusing inbound connection", this.remoteLabel, decision.logMessage);
+    this.reject(decision.reason);
   }
 
   private reject(reason: RejectReason): void {

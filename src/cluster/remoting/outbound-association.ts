@@ -1,7 +1,8 @@
 /**
  * OutboundAssociation: this node's sending side towards one peer address (host:port).
- * One lazily opened connection per peer; on it we send HANDSHAKE_REQ, then USER, SYSTEM
- * and CONTROL frames, and read back HANDSHAKE_ACK/REJECT and SYSTEM_ACK.
+ * One lazily opened connection per peer; on it we send HANDSHAKE_REQ, answer the peer's
+ * HANDSHAKE_ACK with HANDSHAKE_CONFIRM (protocol/handshake-check.ts), then send USER,
+ * SYSTEM and CONTROL frames, and read back HANDSHAKE_ACK/REJECT and SYSTEM_ACK.
  *
  * - Lanes: control and system frames are written before user frames on every flush, and
  *   user frames only while the socket is not backpressured, so heartbeats and system
@@ -28,8 +29,16 @@ import {
   decodeHandshakeHello,
   decodeHandshakeReject,
   describePeer,
+  encodeHandshakeConfirm,
+  encodeHandshakeHello,
+  encodeHandshakeReject,
+  PROTOCOL_VERSION,
 } from "../../protocol/handshake.js";
-import { checkHandshakeAck } from "../../protocol/handshake-check.js";
+import {
+  type InitiatorState,
+  onHandshakeAck,
+  startHandshake,
+} from "../../protocol/handshake-check.js";
 import { decodeSystemAck, encodeSystemMessage } from "../../protocol/system-message.js";
 import type { RemotingContext } from "./remoting-context.js";
 import type { WireNode } from "./wire-path.js";
@@ -49,7 +58,7 @@ export class OutboundAssociation {
   private attempt = 0;
   private flushScheduled = false;
   private timer: Disposable | null = null;
-  private sentNonce: Uint8Array | undefined;
+  private handshake: InitiatorState | undefined;
   private backpressured = false;
   private closedForGood = false;
   private readonly flushBound = () => this.flush();
@@ -70,6 +79,10 @@ export class OutboundAssociation {
   }
   get unackedSystemMessages(): number {
     return this.system.size;
+  }
+  /** The socket address the active connection reached, if active. */
+  get remoteHost(): string | undefined {
+    return this.state === "active" ? this.conn?.remote.host : undefined;
   }
 
   // ------------------------------------------------------------------ sending
@@ -163,7 +176,10 @@ export class OutboundAssociation {
       return;
     }
     this.conn = conn;
-    this.decoder = new FrameDecoder({ frameSizeMaxBytes: this.ctx.settings.frameSizeMaxBytes });
+    const s = this.ctx.settings;
+    this.decoder = new FrameDecoder({
+      frameSizeMaxBytes: Math.min(s.handshakeFrameSizeMaxBytes, s.frameSizeMaxBytes),
+    });
     this.state = "handshaking";
     conn.setHandlers({
       onData: (chunk) => this.onData(conn, chunk),
@@ -173,9 +189,9 @@ export class OutboundAssociation {
       },
       onClose: (reason) => this.onClosed(conn, reason),
     });
-    const { nonce, payload } = this.ctx.handshakeRequest();
-    this.sentNonce = nonce;
-    this.writer.append(FrameType.HANDSHAKE_REQ, payload);
+    const { req, state } = startHandshake(this.ctx.selfIdentity, this.ctx.handshakeNonce());
+    this.handshake = state;
+    this.writer.append(FrameType.HANDSHAKE_REQ, encodeHandshakeHello(req));
     conn.send(this.writer.take());
     this.armTimer(this.ctx.settings.handshakeTimeoutMs, () => {
       if (this.state !== "handshaking" || this.conn !== conn) return;
@@ -206,7 +222,11 @@ export class OutboundAssociation {
   private onFrame(conn: Connection, type: number, payload: Uint8Array): void {
     switch (type) {
       case FrameType.HANDSHAKE_ACK:
-        this.onHandshakeAck(conn, payload);
+        if (this.state === "handshaking") this.onHandshakeAck(conn, payload);
+        else {
+          this.ctx.badInput("unexpected handshake ack", this.node.hostPort, "already associated");
+          conn.destroy();
+        }
         return;
       case FrameType.HANDSHAKE_REJECT: {
         const r = decodeHandshakeReject(payload);
@@ -242,19 +262,44 @@ export class OutboundAssociation {
       conn.destroy();
       return;
     }
-    const decision = checkHandshakeAck(
-      this.ctx.handshakeLocal,
-      hello.value,
-      this.sentNonce,
-      this.ctx.proofVerifier,
-    );
-    if (decision.type === "reject") {
-      this.ctx.error("refusing peer", { peer: this.node.hostPort, reason: decision.logMessage });
+    const state = this.handshake;
+    const decision =
+      state === undefined
+        ? undefined
+        : onHandshakeAck(
+            this.ctx.handshakePolicy,
+            state,
+            hello.value,
+            this.ctx.channelBinding(conn),
+          );
+    if (decision === undefined || decision.type === "reject") {
+      this.ctx.error("refusing peer", {
+        peer: this.node.hostPort,
+        reason: decision?.logMessage ?? "handshake ack before a request",
+      });
       this.ctx.stats.handshakeRejectsSent++;
-      conn.destroy();
+      if (decision === undefined) conn.destroy();
+      else {
+        // Tell the acceptor why, so both logs show the refusal; then close.
+        this.writer.append(
+          FrameType.HANDSHAKE_REJECT,
+          encodeHandshakeReject({
+            protocolVersion: PROTOCOL_VERSION,
+            reason: decision.reason,
+            ...this.ctx.selfIdentity,
+          }),
+        );
+        conn.send(this.writer.take());
+        conn.close();
+      }
       return;
     }
-    const uid = hello.value.uid;
+    this.handshake = undefined;
+    // CONFIRM goes first: the acceptor delivers nothing of ours before it verifies it.
+    this.writer.append(FrameType.HANDSHAKE_CONFIRM, encodeHandshakeConfirm(decision.confirm));
+    conn.send(this.writer.take());
+    this.decoder?.setFrameSizeMax(this.ctx.settings.frameSizeMaxBytes);
+    const uid = decision.peer.uid;
     // A new uid means the peer restarted: system messages for the old incarnation are void.
     if (this.remoteUid !== undefined && this.remoteUid !== uid) this.system.clear();
     this.remoteUid = uid;

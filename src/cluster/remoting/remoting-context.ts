@@ -6,10 +6,9 @@ import type { Clock } from "../../ports/clock.js";
 import type { LogFields } from "../../ports/logger.js";
 import type { Random } from "../../ports/random.js";
 import type { Scheduler } from "../../ports/scheduler.js";
-import type { Transport } from "../../ports/transport.js";
-import type { HandshakeHello } from "../../protocol/handshake.js";
-import type { HandshakeLocal } from "../../protocol/handshake-check.js";
-import type { ProofVerifier } from "../../protocol/handshake-proof.js";
+import type { Connection, Transport } from "../../ports/transport.js";
+import type { HandshakePolicy } from "../../protocol/handshake-check.js";
+import type { HandshakeIdentity } from "../../protocol/handshake-proof.js";
 import type { RemotingSettings } from "./remoting-settings.js";
 import type { RemotingStats } from "./remoting-stats.js";
 import type { WireNode } from "./wire-path.js";
@@ -21,12 +20,14 @@ export interface RemotingContext {
   readonly scheduler: Scheduler;
   readonly random: Random;
   readonly transport: Transport;
-  readonly handshakeLocal: HandshakeLocal;
-  readonly proofVerifier: ProofVerifier | undefined;
-  /** A fresh HANDSHAKE_REQ payload (and its nonce, to check the ACK's echo). */
-  handshakeRequest(): { nonce: Uint8Array | undefined; payload: Uint8Array };
-  /** The HANDSHAKE_ACK payload answering `req`. */
-  handshakeAck(req: HandshakeHello): Uint8Array;
+  /** Rules and secrets the handshake is judged with (protocol/handshake-check.ts). */
+  readonly handshakePolicy: HandshakePolicy;
+  /** This node's identity in handshakes. */
+  readonly selfIdentity: HandshakeIdentity;
+  /** A fresh 16-byte handshake nonce. */
+  handshakeNonce(): Uint8Array;
+  /** The TLS binding of `conn` (exporter output), empty on plain TCP. */
+  channelBinding(conn: Connection): Uint8Array;
   /** A handshake established `node` as incarnation `uid`. */
   peerIncarnation(node: WireNode, uid: bigint): void;
   /** Quarantines `node`#`uid`: it may never talk to this node again. */

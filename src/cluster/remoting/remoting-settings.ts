@@ -4,6 +4,7 @@
  */
 import { ConfigError } from "../../base/errors.js";
 import {
+  bool,
   int,
   ms,
   num,
@@ -33,6 +34,15 @@ export interface RemotingSettings {
   readonly connectTimeoutMs: number;
   /** A connection that has not completed the handshake by then is closed. */
   readonly handshakeTimeoutMs: number;
+  /**
+   * Largest frame body accepted before the handshake completed, in bytes (a handshake
+   * frame is under 700 bytes): what an unauthenticated connection can make us buffer.
+   */
+  readonly handshakeFrameSizeMaxBytes: number;
+  /** Inbound connections that have not completed the handshake, in total; more are closed at once. */
+  readonly unauthenticatedConnectionsMax: number;
+  /** Inbound connections not yet authenticated from one source address; more are closed at once. */
+  readonly unauthenticatedConnectionsPerHostMax: number;
   readonly reconnectBackoffMinMs: number;
   readonly reconnectBackoffMaxMs: number;
   readonly reconnectBackoffRandomFactor: number;
@@ -52,8 +62,17 @@ export interface RemotingSettings {
   /** Logs about bad input per interval (everything is counted). */
   readonly badInputLogBurstMax: number;
   readonly badInputLogIntervalMs: number;
-  /** Optional shared secret; peers must prove they know it (HMAC), it never crosses the wire. */
-  readonly secret: string | undefined;
+  /**
+   * Optional shared secret(s); peers must prove they know one (HMAC over both sides'
+   * nonces), it never crosses the wire. A list accepts every secret in it and proves with
+   * the first: rotate by rolling restarts (docs/security.md).
+   */
+  readonly secret: string | readonly string[] | undefined;
+  /**
+   * Allows binding a non-loopback address with neither a secret nor TLS: anyone who can
+   * reach the port can then join and send messages (docs/security.md).
+   */
+  readonly insecure: boolean;
 }
 
 export const defaultRemotingSettings: RemotingSettings = Object.freeze({
@@ -67,6 +86,9 @@ export const defaultRemotingSettings: RemotingSettings = Object.freeze({
   flushBytesMax: 1_048_576,
   connectTimeoutMs: 5_000,
   handshakeTimeoutMs: 10_000,
+  handshakeFrameSizeMaxBytes: 4_096,
+  unauthenticatedConnectionsMax: 256,
+  unauthenticatedConnectionsPerHostMax: 32,
   reconnectBackoffMinMs: 100,
   reconnectBackoffMaxMs: 5_000,
   reconnectBackoffRandomFactor: 0.2,
@@ -80,14 +102,30 @@ export const defaultRemotingSettings: RemotingSettings = Object.freeze({
   badInputLogBurstMax: 10,
   badInputLogIntervalMs: 10_000,
   secret: undefined,
+  insecure: false,
 });
 
-const optionalSecret: Rule<string | undefined> = (key, value) => {
+const SECRET_CHARS_MIN = 16;
+const SECRETS_MAX = 8;
+
+const optionalSecret: Rule<string | readonly string[] | undefined> = (key, value) => {
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || value.length < 16)
-    throw new ConfigError(key, "(redacted)", "a string of at least 16 characters, or unset");
-  return value;
+  const allowed = `a string of at least ${SECRET_CHARS_MIN} characters, a list of 1..${SECRETS_MAX} such strings, or unset`;
+  const ok = (v: unknown) => typeof v === "string" && v.length >= SECRET_CHARS_MIN;
+  if (typeof value === "string") {
+    if (!ok(value)) throw new ConfigError(key, "(redacted)", allowed);
+    return value;
+  }
+  if (!Array.isArray(value) || value.length < 1 || value.length > SECRETS_MAX || !value.every(ok))
+    throw new ConfigError(key, "(redacted)", allowed);
+  return Object.freeze([...(value as string[])]);
 };
+
+/** The accepted secrets, the one this node proves with first; empty without a secret. */
+export function remotingSecrets(settings: Pick<RemotingSettings, "secret">): readonly string[] {
+  const s = settings.secret;
+  return s === undefined ? [] : typeof s === "string" ? [s] : s;
+}
 
 const anyString: Rule<string> = (key, value) => {
   if (typeof value !== "string") throw new ConfigError(key, value, "a string");
@@ -105,6 +143,9 @@ const rules: RulesOf<RemotingSettings> = {
   flushBytesMax: int(1024, 1 << 30),
   connectTimeoutMs: ms(1),
   handshakeTimeoutMs: ms(1),
+  handshakeFrameSizeMaxBytes: int(1024, 65_536),
+  unauthenticatedConnectionsMax: int(1, 1_000_000),
+  unauthenticatedConnectionsPerHostMax: int(1, 1_000_000),
   reconnectBackoffMinMs: ms(1),
   reconnectBackoffMaxMs: ms(1),
   reconnectBackoffRandomFactor: num(0, 1),
@@ -118,6 +159,7 @@ const rules: RulesOf<RemotingSettings> = {
   badInputLogBurstMax: int(0),
   badInputLogIntervalMs: ms(1),
   secret: optionalSecret,
+  insecure: bool(),
 };
 
 export function remotingSettings(

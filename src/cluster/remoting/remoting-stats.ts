@@ -23,6 +23,10 @@ export interface RemotingStats {
   handshakeTimeouts: number;
   quarantines: number;
   inboundConnections: number;
+  /** Inbound connections closed at once because the unauthenticated-connection caps were reached. */
+  unauthenticatedRefused: number;
+  /** Gauge: inbound connections open that have not completed the handshake. */
+  unauthenticatedConnections: number;
 }
 
 export function newRemotingStats(): RemotingStats {
@@ -43,5 +47,7 @@ export function newRemotingStats(): RemotingStats {
     handshakeTimeouts: 0,
     quarantines: 0,
     inboundConnections: 0,
+    unauthenticatedRefused: 0,
+    unauthenticatedConnections: 0,
   };
 }

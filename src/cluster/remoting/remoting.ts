@@ -29,17 +29,13 @@ import type { LogFields, Logger } from "../../ports/logger.js";
 import type { Connection, Listener, Transport } from "../../ports/transport.js";
 import { SerializationError } from "../../protocol/errors.js";
 import { UnknownManifestError } from "../../protocol/evolution.js";
-import { checkFrameSize, FrameType } from "../../protocol/framing.js";
+import { checkFrameSize } from "../../protocol/framing.js";
+import { HANDSHAKE_NONCE_BYTES, type NodeAddress } from "../../protocol/handshake.js";
+import { type HandshakePolicy, normalizeHost } from "../../protocol/handshake-check.js";
 import {
-  encodeHandshakeHello,
-  type HandshakeHello,
-  PROTOCOL_VERSION,
-} from "../../protocol/handshake.js";
-import type { HandshakeLocal } from "../../protocol/handshake-check.js";
-import {
-  hmacProofVerifier,
-  type ProofVerifier,
-  signHandshake,
+  HANDSHAKE_TLS_BINDING_BYTES,
+  HANDSHAKE_TLS_EXPORTER_LABEL,
+  type HandshakeIdentity,
 } from "../../protocol/handshake-proof.js";
 import type { RefCodec, WireRefData } from "../../protocol/serialization.js";
 import { SerializerRegistry } from "../../protocol/serializer-registry.js";
@@ -49,7 +45,7 @@ import { InboundConnection, type InboundHost, type Peer } from "./inbound-connec
 import { OutboundAssociation } from "./outbound-association.js";
 import { RemoteActorRef } from "./remote-actor-ref.js";
 import { decodeRemoteSystemMessage, encodeRemoteSystemMessage } from "./remote-system-message.js";
-import { type RemotingSettings, remotingSettings } from "./remoting-settings.js";
+import { type RemotingSettings, remotingSecrets, remotingSettings } from "./remoting-settings.js";
 import { newRemotingStats, type RemotingStats } from "./remoting-stats.js";
 import {
   formatActorPath,
@@ -99,12 +95,14 @@ export class Remoting implements InboundHost {
   readonly stats: RemotingStats = newRemotingStats();
   readonly registry: SerializerRegistry;
   readonly localUid: bigint;
-  readonly handshakeLocal: HandshakeLocal;
-  readonly proofVerifier: ProofVerifier | undefined;
+  readonly handshakePolicy: HandshakePolicy;
   private readonly core: SystemCore;
   private readonly log: Logger;
   private readonly associations = new Map<string, OutboundAssociation>();
   private readonly inbound = new Set<InboundConnection>();
+  /** Inbound connections that have not completed the handshake, by source host. */
+  private readonly unauthenticated = new Map<InboundConnection, string>();
+  private readonly unauthenticatedByHost = new Map<string, number>();
   private readonly receivers = new Map<string, SystemMessageReceiver>();
   private readonly quarantined = new Map<string, number>();
   private readonly incarnations = new Map<string, bigint>();
@@ -134,25 +132,26 @@ export class Remoting implements InboundHost {
       settings.badInputLogBurstMax,
       settings.badInputLogIntervalMs,
     );
-    this.handshakeLocal = {
-      systemName: system.name,
-      isQuarantined: (address, uid) => this.isQuarantined(`${address.host}:${address.port}`, uid),
-    };
-    if (settings.secret !== undefined && crypto === undefined)
+    const secrets = remotingSecrets(settings);
+    if (secrets.length > 0 && crypto === undefined)
       throw new ConfigError(
         "remoting.secret",
         "(set)",
         "no secret, or a crypto port (`crypto` option) to compute the handshake proof",
       );
-    this.proofVerifier =
-      settings.secret !== undefined && crypto !== undefined
-        ? hmacProofVerifier(crypto.hmacSha256, [new TextEncoder().encode(settings.secret)])
-        : undefined;
+    this.handshakePolicy = {
+      systemName: system.name,
+      secrets: secrets.map((secret) => new TextEncoder().encode(secret)),
+      ...(crypto !== undefined ? { hmac: crypto.hmacSha256 } : {}),
+      isTombstoned: (address, uid) => this.isQuarantined(`${address.host}:${address.port}`, uid),
+      liveAssociationHost: (address) => this.liveAssociationHost(address),
+    };
   }
 
   /** Starts remoting for `system`: listens, binds the system's address, returns when ready. */
   static async start(system: ActorSystem, options: RemotingOptions): Promise<Remoting> {
     const settings = remotingSettings(options.settings);
+    checkProtected(settings, options.transport);
     const r = new Remoting(system, options.transport, settings, options.crypto);
     options.configureSerializers?.(r.registry);
     r.listener = await options.transport.listen({ host: settings.host, port: settings.port }, (c) =>
@@ -247,14 +246,23 @@ export class Remoting implements InboundHost {
     return this.system.name;
   }
 
-  handshakeRequest(): { nonce: Uint8Array | undefined; payload: Uint8Array } {
-    const nonce = this.crypto?.randomBytes(16) ?? this.seededNonce();
-    const hello = this.hello(nonce);
-    return { nonce, payload: encodeHandshakeHello(this.sign(FrameType.HANDSHAKE_REQ, hello)) };
+  get selfIdentity(): HandshakeIdentity {
+    return {
+      systemName: this.system.name,
+      address: { host: this.localNode.host, port: this.localNode.port },
+      uid: this.localUid,
+    };
   }
 
-  handshakeAck(req: HandshakeHello): Uint8Array {
-    return encodeHandshakeHello(this.sign(FrameType.HANDSHAKE_ACK, this.hello(req.nonce)));
+  handshakeNonce(): Uint8Array {
+    return this.crypto?.randomBytes(HANDSHAKE_NONCE_BYTES) ?? this.seededNonce();
+  }
+
+  channelBinding(conn: Connection): Uint8Array {
+    return (
+      conn.exportKeyingMaterial?.(HANDSHAKE_TLS_BINDING_BYTES, HANDSHAKE_TLS_EXPORTER_LABEL) ??
+      NO_BINDING
+    );
   }
 
   peerIncarnation(node: WireNode, uid: bigint): void {
@@ -394,11 +402,58 @@ export class Remoting implements InboundHost {
       conn.destroy();
       return;
     }
-    this.inbound.add(new InboundConnection(this, conn));
+    const host = normalizeHost(conn.remote.host);
+    const fromHost = this.unauthenticatedByHost.get(host) ?? 0;
+    const s = this.settings;
+    const full =
+      this.unauthenticated.size >= s.unauthenticatedConnectionsMax
+        ? `unauthenticatedConnectionsMax=${s.unauthenticatedConnectionsMax}`
+        : fromHost >= s.unauthenticatedConnectionsPerHostMax
+          ? `unauthenticatedConnectionsPerHostMax=${s.unauthenticatedConnectionsPerHostMax}`
+          : undefined;
+    if (full !== undefined) {
+      this.stats.unauthenticatedRefused++;
+      this.badInput(
+        "refusing inbound connection",
+        `${conn.remote.host}:${conn.remote.port}`,
+        `too many connections that have not completed the handshake (${full})`,
+      );
+      conn.destroy();
+      return;
+    }
+    const c = new InboundConnection(this, conn);
+    this.inbound.add(c);
+    this.unauthenticated.set(c, host);
+    this.unauthenticatedByHost.set(host, fromHost + 1);
+    this.stats.unauthenticatedConnections = this.unauthenticated.size;
+  }
+
+  inboundAuthenticated(c: InboundConnection): void {
+    this.endUnauthenticated(c);
   }
 
   inboundClosed(c: InboundConnection): void {
     this.inbound.delete(c);
+    this.endUnauthenticated(c);
+  }
+
+  private endUnauthenticated(c: InboundConnection): void {
+    const host = this.unauthenticated.get(c);
+    if (host === undefined) return;
+    this.unauthenticated.delete(c);
+    const n = (this.unauthenticatedByHost.get(host) ?? 1) - 1;
+    if (n <= 0) this.unauthenticatedByHost.delete(host);
+    else this.unauthenticatedByHost.set(host, n);
+    this.stats.unauthenticatedConnections = this.unauthenticated.size;
+  }
+
+  /** Where a live association with `address` was reached (see HandshakePolicy). */
+  private liveAssociationHost(address: NodeAddress): string | undefined {
+    const hostPort = `${address.host}:${address.port}`;
+    const out = this.associations.get(hostPort)?.remoteHost;
+    if (out !== undefined) return out;
+    for (const c of this.inbound) if (c.remotePeer?.node.hostPort === hostPort) return c.remoteHost;
+    return undefined;
   }
 
   receiverFor(peer: Peer): SystemMessageReceiver {
@@ -666,30 +721,33 @@ export class Remoting implements InboundHost {
     return true;
   }
 
-  private hello(nonce: Uint8Array | undefined): HandshakeHello {
-    return {
-      protocolVersion: PROTOCOL_VERSION,
-      systemName: this.system.name,
-      address: { host: this.localNode.host, port: this.localNode.port },
-      uid: this.localUid,
-      ...(nonce !== undefined ? { nonce } : {}),
-    };
-  }
-
-  private sign(
-    kind: typeof FrameType.HANDSHAKE_REQ | typeof FrameType.HANDSHAKE_ACK,
-    hello: HandshakeHello,
-  ): HandshakeHello {
-    const secret = this.settings.secret;
-    if (secret === undefined || this.crypto === undefined) return hello;
-    return signHandshake(this.crypto.hmacSha256, new TextEncoder().encode(secret), kind, hello);
-  }
-
   private seededNonce(): Uint8Array {
     const n = new Uint8Array(16);
     for (let i = 0; i < 16; i++) n[i] = this.random.nextInt(256);
     return n;
   }
+}
+
+const NO_BINDING = new Uint8Array(0);
+
+function isLoopback(host: string): boolean {
+  const h = normalizeHost(host);
+  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/**
+ * Safe default: a node reachable from other machines must authenticate its peers. With
+ * neither a secret nor TLS, anyone who can reach the port could join and send messages,
+ * so binding a non-loopback address needs `insecure: true` said out loud.
+ */
+function checkProtected(settings: Readonly<RemotingSettings>, transport: Transport): void {
+  if (settings.insecure || isLoopback(settings.host)) return;
+  if (remotingSecrets(settings).length > 0 || transport.protection !== undefined) return;
+  throw new ConfigError(
+    "remoting.secret",
+    "(unset)",
+    `a cluster secret (remoting.secret: a string of at least 16 characters, the same on every member) or TLS (the transport's tls options) when listening on the non-loopback address ${settings.host}; without either, anyone who can reach the port can join the cluster. Set remoting.insecure: true only on a network you trust completely (docs/security.md)`,
+  );
 }
 
 /** Dead-letters everything; stands for a local actor path that resolves to nothing. */

@@ -118,6 +118,20 @@ export class TcpConnection implements Connection {
     return false;
   }
 
+  exportKeyingMaterial(length: number, label: string): Uint8Array | undefined {
+    const socket = this.socket as Socket & {
+      exportKeyingMaterial?: (length: number, label: string) => Buffer;
+    };
+    if (typeof socket.exportKeyingMaterial !== "function" || !("encrypted" in socket))
+      return undefined;
+    try {
+      return new Uint8Array(socket.exportKeyingMaterial(length, label));
+    } catch {
+      // Not (or no longer) a live TLS session: nothing to bind to.
+      return undefined;
+    }
+  }
+
   close(): void {
     if (this.state !== "open") return;
     this.state = "closing";

@@ -52,6 +52,11 @@ export class TcpTransport implements Transport {
     this.options = resolveTcpTransportOptions(options);
   }
 
+  /** "tls" with TLS options, else undefined (plain TCP). */
+  get protection(): "tls" | undefined {
+    return this.options.tls === undefined ? undefined : "tls";
+  }
+
   /** Connections currently open (inbound and outbound). */
   get openConnections(): number {
     return this.connections.size;

@@ -47,6 +47,9 @@ export class SimTransport implements Transport, ListenerOwner, EndpointOwner {
     readonly host: string,
   ) {}
 
+  /** Nothing outside the simulated world can reach its ports. */
+  readonly protection = "isolated" as const;
+
   get isOpen(): boolean {
     return this.lifecycle === "open";
   }

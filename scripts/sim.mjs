@@ -19,11 +19,11 @@ if (!scenario) {
 }
 const count = Number(arg("seeds", "100"));
 const from = Number(arg("from", "1"));
-const file = ["cluster", "sharding"]
+const file = ["cluster", "sharding", "ddata"]
   .map((dir) => `test/${dir}/${scenario}.sim.test.ts`)
   .find((f) => existsSync(f));
 if (!file) {
-  console.error(`no scenario file test/{cluster,sharding}/${scenario}.sim.test.ts`);
+  console.error(`no scenario file test/{cluster,sharding,ddata}/${scenario}.sim.test.ts`);
   process.exit(2);
 }
 const r = spawnSync("npx", ["vitest", "run", file, "--reporter=dot"], {

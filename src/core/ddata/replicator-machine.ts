@@ -15,10 +15,12 @@
  * - Anti-entropy: each gossipIntervalMs one random replica gets the digests of a chunk
  *   of the keys; it answers with the envelopes that differ and asks for the ones it lacks.
  *   Messages are split at messageBytesMax.
- * - Pruning: when a member is removed, the replica with the smallest id among the current
- *   ones marks every key holding the removed member's data (`init`), waits until every
- *   replica has seen the mark, then moves the data into its own (`performed`). From then
- *   on every merge drops data of that member, so a stale copy cannot bring it back.
+ * - Pruning: when a member is removed, a replica that saw the removal marks every key
+ *   holding the removed member's data (`init`, owned by itself; of two concurrent marks the
+ *   smaller owner id wins), waits until every replica has seen the mark, then moves the data
+ *   into its own (`performed`). From then on every merge drops data of that member, so a
+ *   stale copy cannot bring it back. A mark whose owner left is taken over by the replica
+ *   with the smallest id.
  */
 
 import type { ShardkitError } from "../../base/errors.js";
@@ -147,6 +149,7 @@ export class ReplicatorMachine {
   private readonly reads = new Map<number, ReadOp>();
   private readonly writes = new Map<number, WriteOp>();
   private statusRound = 0;
+  private readonly isLive = (node: string) => node === this.self || this.others.includes(node);
   private out: ReplicatorOutput[] = [];
   private readonly isDurable: (key: string) => boolean;
   private readonly randomInt: (max: number) => number;
@@ -439,7 +442,9 @@ export class ReplicatorMachine {
     const local = this.data.get(key);
     if (local === undefined && this.data.size >= this.settings.keysMax) return false;
     const merged =
-      local === undefined ? normalize(incoming, this.self) : safeMerge(local, incoming, this.self);
+      local === undefined
+        ? normalize(incoming, this.self)
+        : safeMerge(local, incoming, this.self, this.isLive);
     if (merged === undefined) return false;
     if (local === undefined || this.digest(key) !== digestOf(merged)) this.setLocal(key, merged);
     return true;
@@ -577,12 +582,12 @@ export class ReplicatorMachine {
           changed = true;
         }
       }
-      if (leader)
-        for (const removed of this.removed)
-          if (!markers.has(removed) && data.modifiedByNodes().has(removed)) {
-            markers.set(removed, { state: "init", owner: this.self, seen: [this.self] });
-            changed = true;
-          }
+      // Every replica that saw the removal may start; of two owners, the smaller id wins.
+      for (const removed of this.removed)
+        if (!markers.has(removed) && data.modifiedByNodes().has(removed)) {
+          markers.set(removed, { state: "init", owner: this.self, seen: [this.self] });
+          changed = true;
+        }
       if (changed) this.setLocal(key, { data, pruning: markers });
     }
   }
@@ -616,9 +621,14 @@ export function digestOf(env: Envelope): string {
   return `${text.length}:${murmur3OfString(text) >>> 0}:${murmur3OfString(text, 0x9747b28c) >>> 0}`;
 }
 
+/**
+ * Merges pruning markers: performed wins; two inits of one owner unite their seen sets;
+ * of two owners, a current replica wins over one that left (`isLive`), then the smaller id.
+ */
 function mergeMarkers(
   a: ReadonlyMap<string, PruningMarker>,
   b: ReadonlyMap<string, PruningMarker>,
+  isLive: (node: string) => boolean,
 ): Map<string, PruningMarker> {
   const out = new Map(a);
   for (const [n, mb] of b) {
@@ -634,7 +644,11 @@ function mergeMarkers(
         owner: ma.owner,
         seen: [...new Set([...ma.seen, ...mb.seen])].sort(),
       });
-    else if (mb.owner < ma.owner) out.set(n, mb);
+    else {
+      const la = isLive(ma.owner);
+      const lb = isLive(mb.owner);
+      if ((lb && !la) || (lb === la && mb.owner < ma.owner)) out.set(n, mb);
+    }
   }
   return out;
 }
@@ -654,16 +668,26 @@ function normalize(env: Envelope, self?: string): Envelope {
   return { data, pruning: markers ?? env.pruning };
 }
 
-/** Merges two envelopes of one key; undefined when their types differ. */
-export function mergeEnvelopes(a: Envelope, b: Envelope, self?: string): Envelope {
+/** Merges two envelopes of one key. @throws DDataTypeMismatchError when their types differ. */
+export function mergeEnvelopes(
+  a: Envelope,
+  b: Envelope,
+  self?: string,
+  isLive: (node: string) => boolean = () => true,
+): Envelope {
   if (a.data === DELETED || b.data === DELETED) return { data: DELETED, pruning: NO_MARKERS };
-  const pruning = mergeMarkers(a.pruning, b.pruning);
+  const pruning = mergeMarkers(a.pruning, b.pruning, isLive);
   return normalize({ data: a.data.merge(b.data), pruning }, self);
 }
 
-function safeMerge(a: Envelope, b: Envelope, self?: string): Envelope | undefined {
+function safeMerge(
+  a: Envelope,
+  b: Envelope,
+  self?: string,
+  isLive?: (node: string) => boolean,
+): Envelope | undefined {
   try {
-    return mergeEnvelopes(a, b, self);
+    return mergeEnvelopes(a, b, self, isLive);
   } catch {
     return undefined;
   }

@@ -5,7 +5,8 @@
  *   bookkeeping, promise), updates per second of wall time;
  * - ddata.convergence.<N>.ms, N = 5, 25, 100: virtual time from one update on one replica
  *   until all N replicator machines hold it (default settings: deltas every 200 ms, gossip
- *   every 2 s; 1-5 ms simulated latency; test/ddata/machine-net.ts);
+ *   every 2 s; 1-5 ms simulated latency; test/ddata/machine-net.ts). The update lands just
+ *   after a delta tick, so the figure includes a whole deltaPropagationIntervalMs;
  * - ddata.write.majority.p50.us / p99.us: a majority write (ORSet add) among 3 real
  *   processes on this machine, as seen by the writing process;
  * - ddata.delta.bytesPerUpdate vs ddata.fullState.bytes: serialized size of the delta of one
@@ -66,13 +67,14 @@ async function convergence(size: number): Promise<number> {
       [...net.machines.values()].every(
         (m) => (m.envelope("k")?.data as ORSet<string> | undefined)?.has("x") === true,
       );
-    await net.run(30_000, seen);
+    // Steps of 5 ms of virtual time: the figure's resolution.
+    while (!seen() && net.now - t0 < 30_000) await net.run(5);
     results.push(net.now - t0);
   }
   return median(results);
 }
 
-async function majorityWrites(): Promise<{ p50: number; p99: number }> {
+async function majorityWrites(): Promise<{ p50: number; p99: number; n: number }> {
   const ports = (await freePorts(3)).sort((a, b) => a - b);
   const seedNodes = seedNodesOf(ports);
   try {
@@ -88,9 +90,16 @@ async function majorityWrites(): Promise<{ p50: number; p99: number }> {
     const a = nodes[0] as ClusterNode;
     const us: number[] = [];
     for (let i = 0; i < 50; i++) await command(a, "write-majority", { element: `warm${i}` });
-    for (let i = 0; i < 500; i++)
-      us.push(Number((await command(a, "write-majority", { element: `e${i}` })).us));
-    return { p50: percentile(us, 50), p99: percentile(us, 99) };
+    try {
+      for (let i = 0; i < 300; i++)
+        us.push(Number((await command(a, "write-majority", { element: `e${i}` })).us));
+    } catch (e) {
+      // A heavily loaded box can make the failure detector drop a member: keep what was measured.
+      process.stderr.write(
+        `ddata bench: majority writes stopped after ${us.length}: ${String(e)}\n`,
+      );
+    }
+    return { p50: percentile(us, 50), p99: percentile(us, 99), n: us.length };
   } finally {
     await killAll();
   }

@@ -11,6 +11,7 @@ const groups: Record<string, () => Promise<BenchGroup>> = {
   membership: async () => (await import("./membership.js")).membershipGroup,
   persistence: async () => (await import("./persistence.js")).persistenceGroup,
   sharding: async () => (await import("./sharding.js")).shardingGroup,
+  ddata: async () => (await import("./ddata.js")).ddataGroup,
 };
 
 async function main(): Promise<void> {

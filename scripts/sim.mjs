@@ -26,11 +26,11 @@ if (!scenario || ![count, from, batch].every((n) => Number.isInteger(n) && n > 0
   console.error(usage);
   process.exit(2);
 }
-const file = ["cluster", "sharding"]
+const file = ["cluster", "sharding", "ddata"]
   .map((dir) => `test/${dir}/${scenario}.sim.test.ts`)
   .find((f) => existsSync(f));
 if (!file) {
-  console.error(`no scenario file test/{cluster,sharding}/${scenario}.sim.test.ts`);
+  console.error(`no scenario file test/{cluster,sharding,ddata}/${scenario}.sim.test.ts`);
   process.exit(2);
 }
 

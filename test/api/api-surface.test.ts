@@ -103,6 +103,7 @@ describe("public API surface", () => {
   it("lists the entry points of package.json", { timeout: 30_000 }, () => {
     expect([...ENTRY_POINTS.keys()].sort()).toEqual([
       ".",
+      "./ddata",
       "./internal",
       "./node",
       "./postgres",
@@ -556,9 +557,67 @@ describe("public API surface", () => {
     `);
   });
 
+  it("shardkit/ddata", { timeout: 30_000 }, () => {
+    expect(sorted("./ddata")).toMatchInlineSnapshot(`
+      [
+        "ALL",
+        "CausalContext",
+        "Consistency",
+        "DDATA_SERIALIZER_ID",
+        "DDataDecodeError",
+        "DDataDurableStore",
+        "DDataElement",
+        "DDataKind",
+        "DDataTypeMismatchError",
+        "DEFAULT_REPLICATOR_SETTINGS",
+        "DataDeletedError",
+        "DurableEntry",
+        "DurableStoreError",
+        "Flag",
+        "GCounter",
+        "GSet",
+        "GetFailureError",
+        "InvalidDDataOperationError",
+        "Key",
+        "LOCAL",
+        "LWWMap",
+        "LWWRegister",
+        "LWW_LOGICAL_CLOCK",
+        "LwwClock",
+        "MAJORITY",
+        "MemoryDDataDurableStore",
+        "ModifyFailureError",
+        "ORMap",
+        "ORMultiMap",
+        "ORSet",
+        "OperationOptions",
+        "PNCounter",
+        "PNCounterMap",
+        "ReplicatedData",
+        "Replicator",
+        "ReplicatorHost",
+        "ReplicatorOptions",
+        "ReplicatorSettings",
+        "ReplicatorStoppedError",
+        "TooManyKeysError",
+        "UpdateTimeoutError",
+        "consistencyFrom",
+        "createDDataSerializer",
+        "ddataKey",
+        "decodeReplicatedData",
+        "encodeReplicatedData",
+        "isReplicatedData",
+        "lwwWallClock",
+        "majority",
+      ]
+    `);
+  });
+
   it("shardkit/sqlite", { timeout: 30_000 }, () => {
     expect(sorted("./sqlite")).toMatchInlineSnapshot(`
       [
+        "SqliteDDataStore",
+        "SqliteDDataStoreOptions",
         "SqliteJournal",
         "SqliteJournalOptions",
         "SqlitePersistence",

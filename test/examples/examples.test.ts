@@ -41,6 +41,13 @@ afterEach(() => {
 });
 
 describe("examples", () => {
+  it("the ddata example: majority writes on 3 members, every majority read sees them all", async () => {
+    const { code, out } = await run(["examples/ddata-counter.ts", "--base-port", "25620"], 40_000);
+    for (const k of [0, 1, 2])
+      expect(out).toContain(`node-${k} reads visits=6 visitors=node-0,node-1,node-2`);
+    expect(code).toBe(0);
+  }, 50_000);
+
   it("the actor demo conserves money and exits 0", async () => {
     const { code, out } = await run(
       ["examples/actor-demo.ts", "--seconds", "2", "--accounts", "200"],

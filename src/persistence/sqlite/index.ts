@@ -1,5 +1,6 @@
 /** `shardkit/sqlite`: the embedded Journal and SnapshotStore (better-sqlite3, WAL, one file). */
 
+export { SqliteDDataStore, type SqliteDDataStoreOptions } from "./sqlite-ddata-store.js";
 export { SqliteJournal, type SqliteJournalOptions } from "./sqlite-journal.js";
 export {
   type SqlitePersistence,

@@ -173,7 +173,7 @@ describe("replicator machine", () => {
     expect(wrongType?.result.ok === false && wrongType.result.error).toBeInstanceOf(
       ModifyFailureError,
     );
-    expect((m.envelope("k")?.data as ORSet).has("x")).toBe(true);
+    expect((m.envelope("k")?.data as ORSet | undefined)?.has("x")).toBe(true);
     m.handle({ type: "delete", req: 4, key: "k", consistency: LOCAL }, 0);
     for (const input of [
       { type: "get" as const, req: 5, key: "k", consistency: LOCAL },

@@ -31,6 +31,11 @@ import {
 } from "../../protocol/handshake.js";
 import { checkHandshakeAck } from "../../protocol/handshake-check.js";
 import { decodeSystemAck, encodeSystemMessage } from "../../protocol/system-message.js";
+import {
+  type AssociationFailure,
+  connectFailureOf,
+  handshakeFailureOf,
+} from "./association-failure.js";
 import type { RemotingContext } from "./remoting-context.js";
 import type { WireNode } from "./wire-path.js";
 
@@ -180,6 +185,10 @@ export class OutboundAssociation {
     this.armTimer(this.ctx.settings.handshakeTimeoutMs, () => {
       if (this.state !== "handshaking" || this.conn !== conn) return;
       this.ctx.warn("handshake timed out", { peer: this.node.hostPort });
+      this.failed({
+        cause: "handshake-timeout",
+        detail: `no answer within ${this.ctx.settings.handshakeTimeoutMs} ms`,
+      });
       conn.destroy();
     });
   }
@@ -187,6 +196,7 @@ export class OutboundAssociation {
   private onConnectFailed(error: unknown): void {
     if (this.closedForGood) return;
     this.ctx.debug("connect failed", { peer: this.node.hostPort, error });
+    this.failed(connectFailureOf(error));
     this.enterBackoff();
   }
 
@@ -213,6 +223,14 @@ export class OutboundAssociation {
         const why = r.ok ? `${r.value.reason} (by ${describePeer(r.value)})` : "malformed reject";
         this.ctx.error("peer refused the handshake", { peer: this.node.hostPort, reason: why });
         this.ctx.stats.handshakeRejectsReceived++;
+        this.failed(
+          r.ok
+            ? handshakeFailureOf(
+                r.value.reason,
+                `refused by ${describePeer(r.value)}: ${r.value.reason}`,
+              )
+            : { cause: "handshake-refused", detail: why },
+        );
         conn.destroy();
         return;
       }
@@ -251,6 +269,7 @@ export class OutboundAssociation {
     if (decision.type === "reject") {
       this.ctx.error("refusing peer", { peer: this.node.hostPort, reason: decision.logMessage });
       this.ctx.stats.handshakeRejectsSent++;
+      this.failed(handshakeFailureOf(decision.reason, decision.logMessage));
       conn.destroy();
       return;
     }
@@ -265,7 +284,12 @@ export class OutboundAssociation {
     this.cancelTimer();
     this.system.resetSent();
     this.armResendTimer();
+    this.ctx.associationEvent?.({ type: "established", hostPort: this.node.hostPort });
     this.flush();
+  }
+
+  private failed(failure: AssociationFailure): void {
+    this.ctx.associationEvent?.({ type: "failed", hostPort: this.node.hostPort, failure });
   }
 
   private onClosed(conn: Connection, reason: CloseReason): void {

@@ -10,6 +10,7 @@ import type { Transport } from "../../ports/transport.js";
 import type { HandshakeHello } from "../../protocol/handshake.js";
 import type { HandshakeLocal } from "../../protocol/handshake-check.js";
 import type { ProofVerifier } from "../../protocol/handshake-proof.js";
+import type { AssociationEvent } from "./association-failure.js";
 import type { RemotingSettings } from "./remoting-settings.js";
 import type { RemotingStats } from "./remoting-stats.js";
 import type { WireNode } from "./wire-path.js";
@@ -31,6 +32,8 @@ export interface RemotingContext {
   peerIncarnation(node: WireNode, uid: bigint): void;
   /** Quarantines `node`#`uid`: it may never talk to this node again. */
   quarantine(node: WireNode, uid: bigint, reason: string): void;
+  /** An outbound association failed or was established (join diagnostics listen). */
+  associationEvent?(event: AssociationEvent): void;
   /** Logs bad input at a rate limit and counts it. */
   badInput(what: string, peer: string, detail: string): void;
   debug(message: string, fields?: LogFields): void;

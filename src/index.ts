@@ -65,6 +65,7 @@ export type { ClusterSettings } from "./core/membership/cluster-settings.js";
 export type { RegionSettings } from "./core/region/region-settings.js";
 export type { ShardSettings } from "./core/shard/shard-settings.js";
 export * from "./core/shutdown/index.js";
+export * from "./management/index.js";
 export { MemoryJournal, type MemoryJournalOptions } from "./persistence/memory/memory-journal.js";
 export { MemoryLease, MemoryLeaseStore } from "./persistence/memory/memory-lease.js";
 export { MemoryRememberEntitiesStore } from "./persistence/memory/memory-remember-entities-store.js";

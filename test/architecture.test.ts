@@ -54,7 +54,18 @@ const ALLOWED: Record<string, readonly string[]> = {
     "runtime",
     "persistence",
   ],
-  root: ["base", "protocol", "core", "ports", "actor", "cluster", "api", "runtime", "persistence"],
+  root: [
+    "base",
+    "protocol",
+    "core",
+    "ports",
+    "actor",
+    "cluster",
+    "api",
+    "runtime",
+    "persistence",
+    "management",
+  ],
 };
 
 /** Folders allowed to touch node:*, real time, timers, randomness and process. */

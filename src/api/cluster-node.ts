@@ -153,10 +153,7 @@ export class ClusterNode {
     return this.remoting.address;
   }
 
-  /**
-   * Registered shutdown-time state the extensions read: true once the coordinated shutdown
-   * has started (readiness turns false).
-   */
+  /** True once the coordinated shutdown has started (the readiness probe turns 503). */
   get isShuttingDown(): boolean {
     return this.coordinatedShutdown.shutdownReason !== undefined;
   }

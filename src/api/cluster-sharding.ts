@@ -147,6 +147,8 @@ interface TypeEntry {
   readonly shardOf: (entityId: string) => string;
   /** Started with `init`: EntityRefs send pre-routed EntityDelivery messages. */
   readonly preRouted: boolean;
+  /** Entities of this type run on this node (not a proxy, role matches). */
+  readonly hosts: boolean;
 }
 
 type Route = { entityId: string; shardId: string; message: unknown } | undefined;
@@ -293,6 +295,13 @@ export class ClusterSharding {
     }) as ActorRef<In>;
   }
 
+  /** Entity types started on this node; `hosting`: only those whose entities can run here. */
+  typeNames(options: { hosting?: boolean } = {}): readonly string[] {
+    return [...this.types]
+      .filter(([, e]) => options.hosting !== true || e.hosts)
+      .map(([name]) => name);
+  }
+
   /** The region of `typeName` started on this node (by init, start or startProxy). */
   shardRegion<In = unknown>(typeName: string): ActorRef<In> {
     return this.entry({ name: typeName }).region as ActorRef<In>;
@@ -357,6 +366,7 @@ export class ClusterSharding {
       coordinator,
       shardOf: t.shardOf,
       preRouted: t.preRouted === true,
+      hosts: t.createBehavior !== undefined,
     });
     this.installShutdown(name, region as ActorRef<RegionControl>);
     return region;

@@ -239,6 +239,17 @@ describe("ClusterNode.start validation", () => {
     const exit = await waitForExit(child, 10_000);
     expect(exit.code).toBe(0);
   }, 30_000);
+
+  it("a start that fails after remoting was bound (management port taken) releases everything", async () => {
+    const managementPort = await listen(() => undefined);
+    const child = spawnNode("test/api/failed-start-main.ts", [JSON.stringify({ managementPort })], {
+      name: "failed-start-management",
+    });
+    const failed = await waitFor(child, (e) => e.event === "start-failed", 15_000, "start-failed");
+    expect(failed.code).toBe("EADDRINUSE");
+    const exit = await waitForExit(child, 10_000);
+    expect(exit.code).toBe(0);
+  }, 30_000);
 });
 
 async function listenOn(port: number): Promise<void> {

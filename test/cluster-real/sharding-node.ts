@@ -46,6 +46,8 @@ export interface NodeSpec {
   readonly types: readonly EntityTypeConfig[];
   /** Start without seed nodes: the node joins on a `join` command (see joinNow). */
   readonly joinLater?: boolean;
+  /** Start the management HTTP server with these options. */
+  readonly management?: ShardingNodeConfig["management"];
 }
 
 export function startShardingNode(
@@ -53,7 +55,13 @@ export function startShardingNode(
   port: number,
   seedNodes: readonly string[],
 ): Promise<ShardingNode> {
-  const config: ShardingNodeConfig = { port, seedNodes, roles: spec.roles, types: spec.types };
+  const config: ShardingNodeConfig = {
+    port,
+    seedNodes,
+    roles: spec.roles,
+    types: spec.types,
+    ...(spec.management === undefined ? {} : { management: spec.management }),
+  };
   return startChildMember(SCRIPT, spec.name, config);
 }
 

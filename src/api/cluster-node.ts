@@ -11,6 +11,7 @@
 import { ActorSystem } from "../actor/actor-system.js";
 import type { ActorSettings } from "../actor/settings.js";
 import type { Disposable } from "../base/disposable.js";
+import { ConfigError } from "../base/errors.js";
 import { Cluster, type ClusterOptions } from "../cluster/membership/cluster.js";
 import { Remoting } from "../cluster/remoting/remoting.js";
 import { type RemotingSettings, remotingSettings } from "../cluster/remoting/remoting-settings.js";
@@ -34,6 +35,7 @@ import { installSignalHandlers } from "../runtime/node/signals.js";
 import { TcpTransport } from "../runtime/node/tcp-transport.js";
 import type { TcpTransportOptions } from "../runtime/node/tcp-transport-options.js";
 import {
+  type DiscoveryOptions,
   type ManagementOptions,
   type NodeExtensionHandle,
   type NodeExtensionKey,
@@ -69,10 +71,16 @@ export interface ClusterNodeOptions extends Omit<ClusterOptions, "onSelfRemoved"
    * a `token`.
    */
   readonly management?: ManagementOptions;
+  /**
+   * Join by discovery instead of `seedNodes`: look up contact points (static, DNS),
+   * probe their management endpoints, join an existing cluster or let the lowest address
+   * form one. Needs `management`.
+   */
+  readonly discovery?: DiscoveryOptions;
 }
 
 /** Option keys served by node extensions, in start order. */
-const EXTENSION_KEYS: readonly NodeExtensionKey[] = ["management"];
+const EXTENSION_KEYS: readonly NodeExtensionKey[] = ["management", "discovery"];
 
 export class ClusterNode {
   private constructor(
@@ -183,6 +191,16 @@ export function validateClusterNodeOptions(options: ClusterNodeOptions): void {
     port: options.port ?? 2552,
   });
   resolveShutdownSettings(options.shutdown);
+  if (options.discovery !== undefined) {
+    if (options.management === undefined)
+      throw new ConfigError(
+        "discovery",
+        options.discovery.method,
+        "a `management` option too: members probe each other's management endpoints",
+      );
+    if ((options.seedNodes ?? []).length > 0)
+      throw new ConfigError("seedNodes", options.seedNodes, "no seed nodes when `discovery` is set");
+  }
   for (const key of EXTENSION_KEYS)
     if (options[key] !== undefined) nodeExtension(key).validate(options[key]);
 }

@@ -29,13 +29,37 @@ export interface ManagementOptions {
   readonly requestTimeoutMs?: number;
 }
 
+/** Cluster bootstrap by discovery (see docs/operations.md, "Bootstrap by discovery"). */
+export interface DiscoveryOptions {
+  /** "static": `contactPoints`; "dns"/"kubernetes-dns": look up `serviceName`. */
+  readonly method: "static" | "dns" | "kubernetes-dns";
+  /** DNS name of the members (a headless Kubernetes Service). */
+  readonly serviceName?: string;
+  /** With DNS: look up SRV `_<portName>._tcp.<serviceName>` (its port: the management port). */
+  readonly portName?: string;
+  /** "static": management endpoints as "host:port". */
+  readonly contactPoints?: readonly string[];
+  /** Management port of contact points found by A/AAAA lookups; default: this node's. */
+  readonly managementPort?: number;
+  /** Fewest contact points before a new cluster may be formed; default 2. */
+  readonly requiredContactPoints?: number;
+  /** The contact-point set must be unchanged this long before a cluster is formed; default 5000. */
+  readonly stableMarginMs?: number;
+  /** Lookup and probe interval; default 1000. */
+  readonly probeIntervalMs?: number;
+  /** Bound of one probe (HTTP request); default 1000. */
+  readonly probeTimeoutMs?: number;
+  /** DNS servers to ask ("ip" or "ip:port"); default: the system's. */
+  readonly dnsServers?: readonly string[];
+}
+
 /** A started extension: stopped with the node. */
 export interface NodeExtensionHandle {
   stop(): Promise<void>;
 }
 
 /** Which option keys of ClusterNodeOptions an extension serves. */
-export type NodeExtensionKey = "management";
+export type NodeExtensionKey = "management" | "discovery";
 
 /** An extension of ClusterNode.start (host: the node, typed loosely to keep layers apart). */
 export interface NodeExtension<Node, Options> {

@@ -5,8 +5,14 @@
  * Loading this module registers it as the `management` node extension.
  */
 import type { ClusterNode } from "../api/cluster-node.js";
-import { type ManagementOptions, registerNodeExtension } from "../api/node-extensions.js";
+import {
+  type DiscoveryOptions,
+  type ManagementOptions,
+  registerNodeExtension,
+} from "../api/node-extensions.js";
+import { ConfigError } from "../base/errors.js";
 import { registerClusterRoutes } from "./cluster-routes.js";
+import { registerBootstrapRoute, resolveDiscoverySettings, startDiscovery } from "./discovery.js";
 import { Readiness, type ReadinessCheck, registerHealthRoutes } from "./health.js";
 import { ManagementHttpServer } from "./http-server.js";
 import { Router } from "./router.js";
@@ -14,6 +20,11 @@ import { type ManagementSettings, resolveManagementSettings } from "./settings.j
 import { registerShardingRoutes } from "./sharding-routes.js";
 
 export { type MemberJson, membersJson } from "./cluster-routes.js";
+export {
+  type DiscoverySettings,
+  lookupContactPoints,
+  resolveDiscoverySettings,
+} from "./discovery.js";
 export type { CheckResult, ReadinessCheck } from "./health.js";
 export { tokenMatches } from "./http-server.js";
 export {
@@ -65,6 +76,7 @@ export async function startManagement(
   registerHealthRoutes(router, node, readiness);
   registerClusterRoutes(router, node);
   registerShardingRoutes(router, node, queryTimeoutMs);
+  registerBootstrapRoute(router, node);
   const log = node.system.log.child({ component: "management" });
   const server = await ManagementHttpServer.start(settings, router, log);
   const management: Management = {
@@ -94,4 +106,17 @@ registerNodeExtension<ClusterNode, ManagementOptions>({
     resolveManagementSettings(options);
   },
   start: (node, options) => startManagement(node, options),
+});
+
+registerNodeExtension<ClusterNode, DiscoveryOptions>({
+  key: "discovery",
+  validate: (options) => {
+    resolveDiscoverySettings(options);
+  },
+  start: async (node, options) => {
+    const management = managementOf(node);
+    if (management === undefined)
+      throw new ConfigError("discovery", options.method, "a `management` option too");
+    return startDiscovery(node, options, management.port);
+  },
 });

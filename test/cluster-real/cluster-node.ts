@@ -96,9 +96,10 @@ export async function startChildMember(
   script: string,
   name: string,
   config: unknown,
+  startTimeoutMs = START_TIMEOUT_MS,
 ): Promise<ClusterNode> {
   const child = spawnNode(script, [JSON.stringify(config)], { name });
-  const ready = await waitFor(child, (e) => e.event === "ready", START_TIMEOUT_MS, "ready");
+  const ready = await waitFor(child, (e) => e.event === "ready", startTimeoutMs, "ready");
   return {
     name,
     child,

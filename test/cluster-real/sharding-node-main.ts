@@ -49,7 +49,7 @@ import {
   EntityTypeKey,
   type ShardedEntityOptions,
 } from "../../src/api/index.js";
-import type { ManagementOptions } from "../../src/api/node-extensions.js";
+import type { DiscoveryOptions, ManagementOptions } from "../../src/api/node-extensions.js";
 import type { ClusterOptions } from "../../src/cluster/membership/index.js";
 import { leastShardStrategy } from "../../src/core/coordinator/coordinator-strategy.js";
 import { managementOf } from "../../src/management/index.js";
@@ -93,6 +93,8 @@ export interface ShardingNodeConfig {
   readonly logLevel?: LogLevel;
   /** Start the management HTTP server (its URL is in the `ready` line as managementUrl). */
   readonly management?: ManagementOptions;
+  /** Join by discovery (then `seedNodes` must be empty). */
+  readonly discovery?: DiscoveryOptions;
 }
 
 /**
@@ -173,6 +175,7 @@ const node = await ClusterNode.start({
   downing: { stableAfterMs: SBR_STABLE_AFTER_MS },
   runtime: createNodeRuntime({ logger }),
   ...(config.management === undefined ? {} : { management: config.management }),
+  ...(config.discovery === undefined ? {} : { discovery: config.discovery }),
 });
 emitClusterEvents(node.cluster);
 

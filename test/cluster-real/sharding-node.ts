@@ -48,6 +48,10 @@ export interface NodeSpec {
   readonly joinLater?: boolean;
   /** Start the management HTTP server with these options. */
   readonly management?: ShardingNodeConfig["management"];
+  /** Join by discovery (seed nodes are then not passed). */
+  readonly discovery?: ShardingNodeConfig["discovery"];
+  /** Bound on the child's start-up (default START_TIMEOUT_MS of cluster-node.ts). */
+  readonly startTimeoutMs?: number;
 }
 
 export function startShardingNode(
@@ -61,8 +65,9 @@ export function startShardingNode(
     roles: spec.roles,
     types: spec.types,
     ...(spec.management === undefined ? {} : { management: spec.management }),
+    ...(spec.discovery === undefined ? {} : { discovery: spec.discovery }),
   };
-  return startChildMember(SCRIPT, spec.name, config);
+  return startChildMember(SCRIPT, spec.name, config, spec.startTimeoutMs);
 }
 
 /**

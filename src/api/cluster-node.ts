@@ -199,7 +199,11 @@ export function validateClusterNodeOptions(options: ClusterNodeOptions): void {
         "a `management` option too: members probe each other's management endpoints",
       );
     if ((options.seedNodes ?? []).length > 0)
-      throw new ConfigError("seedNodes", options.seedNodes, "no seed nodes when `discovery` is set");
+      throw new ConfigError(
+        "seedNodes",
+        options.seedNodes,
+        "no seed nodes when `discovery` is set",
+      );
   }
   for (const key of EXTENSION_KEYS)
     if (options[key] !== undefined) nodeExtension(key).validate(options[key]);

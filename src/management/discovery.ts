@@ -65,12 +65,12 @@ const RULES: RulesOf<DiscoverySettings> = {
   stableMarginMs: ms(0),
   probeIntervalMs: ms(10),
   probeTimeoutMs: ms(10),
-  dnsServers: (key, value) =>
-    value === undefined
-      ? undefined
-      : hostPorts(key, value).length >= 0
-        ? (value as string[])
-        : undefined,
+  dnsServers: (key, value) => {
+    if (value === undefined) return undefined;
+    if (!Array.isArray(value) || value.some((v) => typeof v !== "string" || v === ""))
+      throw new ConfigError(key, value, 'DNS servers as "ip" or "ip:port"');
+    return value as string[];
+  },
 };
 
 /** Defaults merged with `options`, validated (ConfigError naming `discovery.<key>`). */

@@ -97,8 +97,12 @@ export async function startChildMember(
   name: string,
   config: unknown,
   startTimeoutMs = START_TIMEOUT_MS,
+  netns?: string,
 ): Promise<ClusterNode> {
-  const child = spawnNode(script, [JSON.stringify(config)], { name });
+  const child = spawnNode(script, [JSON.stringify(config)], {
+    name,
+    ...(netns === undefined ? {} : { netns }),
+  });
   const ready = await waitFor(child, (e) => e.event === "ready", startTimeoutMs, "ready");
   return {
     name,

@@ -93,6 +93,8 @@ export interface ShardingNodeConfig {
   readonly logLevel?: LogLevel;
   /** Start the management HTTP server (its URL is in the `ready` line as managementUrl). */
   readonly management?: ManagementOptions;
+  /** Remoting host (default 127.0.0.1). */
+  readonly host?: string;
   /** Join by discovery (then `seedNodes` must be empty). */
   readonly discovery?: DiscoveryOptions;
 }
@@ -144,7 +146,8 @@ type CounterMsg =
   | { readonly type: "stop-now" };
 
 const config = JSON.parse(process.argv[2] ?? "{}") as ShardingNodeConfig;
-const selfHostPort = `127.0.0.1:${config.port}`;
+const selfHost = config.host ?? "127.0.0.1";
+const selfHostPort = `${selfHost}:${config.port}`;
 const firstType = config.types[0]?.name;
 if (firstType === undefined) throw new Error("no entity type configured");
 
@@ -166,7 +169,7 @@ const logger = new ConsoleLogger({
 
 const node = await ClusterNode.start({
   systemName: "sk",
-  host: "127.0.0.1",
+  host: selfHost,
   port: config.port,
   seedNodes: config.seedNodes,
   roles: config.roles,

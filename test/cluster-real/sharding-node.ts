@@ -52,6 +52,11 @@ export interface NodeSpec {
   readonly discovery?: ShardingNodeConfig["discovery"];
   /** Bound on the child's start-up (default START_TIMEOUT_MS of cluster-node.ts). */
   readonly startTimeoutMs?: number;
+  /** Remoting host (default 127.0.0.1). */
+  readonly host?: string;
+  /** Run the child in this network namespace. */
+  readonly netns?: string;
+  readonly logLevel?: ShardingNodeConfig["logLevel"];
 }
 
 export function startShardingNode(
@@ -66,8 +71,10 @@ export function startShardingNode(
     types: spec.types,
     ...(spec.management === undefined ? {} : { management: spec.management }),
     ...(spec.discovery === undefined ? {} : { discovery: spec.discovery }),
+    ...(spec.host === undefined ? {} : { host: spec.host }),
+    ...(spec.logLevel === undefined ? {} : { logLevel: spec.logLevel }),
   };
-  return startChildMember(SCRIPT, spec.name, config, spec.startTimeoutMs);
+  return startChildMember(SCRIPT, spec.name, config, spec.startTimeoutMs, spec.netns);
 }
 
 /**

@@ -142,13 +142,20 @@ async function call(args: Args, method: string, path: string, body?: unknown): P
   const headers: Record<string, string> = { accept: "application/json" };
   if (args.token !== undefined) headers.authorization = `Bearer ${args.token}`;
   if (body !== undefined) headers["content-type"] = "application/json";
-  let res: Response;
-  try {
-    res = await fetch(`${args.url}${path}`, {
+  const send = () =>
+    fetch(`${args.url}${path}`, {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(args.timeoutMs),
+    });
+  let res: Response;
+  try {
+    // a read may be sent again once: a pooled connection the server just closed fails
+    // before the request went out
+    res = await send().catch((error: unknown) => {
+      if (method !== "GET" || (error as Error).name === "TimeoutError") throw error;
+      return send();
     });
   } catch (error) {
     throw new Error(describeConnectError(args.url, error));

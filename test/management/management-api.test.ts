@@ -46,11 +46,18 @@ async function api(
 ): Promise<Reply> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (init.token !== undefined) headers.authorization = `Bearer ${init.token}`;
-  const res = await fetch(`${base}${path}`, {
-    method: init.method ?? "GET",
-    headers,
-    body: init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body)),
-    signal: AbortSignal.timeout(10_000),
+  const send = () =>
+    fetch(`${base}${path}`, {
+      method: init.method ?? "GET",
+      headers,
+      body: init.rawBody ?? (init.body === undefined ? undefined : JSON.stringify(init.body)),
+      signal: AbortSignal.timeout(10_000),
+    });
+  // A pooled keep-alive connection the server closed meanwhile fails the request before
+  // it was sent ("fetch failed", other side closed): a GET is safely sent again once.
+  const res = await send().catch((error: unknown) => {
+    if ((init.method ?? "GET") !== "GET") throw error;
+    return send();
   });
   const text = await res.text();
   return { status: res.status, json: JSON.parse(text) as Record<string, unknown> };

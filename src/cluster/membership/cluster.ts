@@ -332,6 +332,14 @@ export class Cluster {
    * silent at the default log level).
    */
   private startJoinDiagnostics(targets: readonly Address[]): void {
+    const same =
+      this.joinListener !== undefined &&
+      targets.length === this.joinTargets.length &&
+      targets.every(
+        (t, i) => addressToString(t) === addressToString(this.joinTargets[i] as Address),
+      );
+    // a join retried (e.g. by bootstrap) keeps its start time and its warning cadence
+    if (same) return;
     this.joinTargets = targets;
     this.joinStartedAt = this.now();
     const hps = new Set(targets.map((t) => `${t.host}:${t.port}`));

@@ -197,23 +197,27 @@ describe.skipIf(skipReason !== undefined)(
           started[i] = new Promise<void>((r) => setTimeout(r, Math.random() * 1_500)).then(() =>
             startMember(i, MEMBERS),
           );
-        const nodes = await Promise.all(started);
-        const views: StateReply[] = await waitAllUp(nodes, nodes, FORM_TIMEOUT_MS).catch(
-          (error: unknown) => {
-            const logs = nodes.map(
-              (n) =>
-                `${n.name}:\n${n.child.stderr
-                  .filter((l) => /bootstrap|contact|join|formed/.test(l))
-                  .slice(-6)
-                  .join("\n")}`,
-            );
-            throw new Error(`${String(error)}\n${logs.join("\n")}`);
-          },
-        );
-        // the lowest address formed it: it is the leader everywhere
-        for (const v of views) expect(v.leader).toBe(`${memberIp(0)}:${REMOTING_PORT}`);
-        if (run < REPEAT) await killAll();
-        else last = nodes;
+        try {
+          const nodes = await Promise.all(started);
+          const views: StateReply[] = await waitAllUp(nodes, nodes, FORM_TIMEOUT_MS).catch(
+            (error: unknown) => {
+              const logs = nodes.map(
+                (n) =>
+                  `${n.name}:\n${n.child.stderr
+                    .filter((l) => /bootstrap|contact|join|formed/.test(l))
+                    .slice(-6)
+                    .join("\n")}`,
+              );
+              throw new Error(`${String(error)}\n${logs.join("\n")}`);
+            },
+          );
+          // the lowest address formed it: it is the leader everywhere
+          for (const v of views) expect(v.leader).toBe(`${memberIp(0)}:${REMOTING_PORT}`);
+          last = nodes;
+        } finally {
+          // a failed run must not leave members holding the fixed ports of the next one
+          if (run < REPEAT) await killAll();
+        }
       }, 180_000);
 
     it("a sixth member joins the existing cluster through DNS discovery", async () => {

@@ -77,16 +77,20 @@ describe("bootstrap by discovery (static contact points, real processes)", () =>
       const mports = ports.slice(MEMBERS);
       const contactPoints = mports.map((p) => `127.0.0.1:${p}`);
       const names = rports.map((_, i) => `M${i}`);
-      const nodes = await startAll(names, rports, mports, contactPoints);
-      await waitAllUp(nodes, nodes, FORM_TIMEOUT_MS);
-      const lowest = `sk@127.0.0.1:${Math.min(...rports)}`;
-      for (const n of nodes) {
-        const m = await membersOf(n);
-        expect(m.members.map((x) => x.status)).toEqual(new Array(MEMBERS).fill("up"));
-        expect(m.leader).toBe(lowest);
+      try {
+        const nodes = await startAll(names, rports, mports, contactPoints);
+        await waitAllUp(nodes, nodes, FORM_TIMEOUT_MS);
+        const lowest = `sk@127.0.0.1:${Math.min(...rports)}`;
+        for (const n of nodes) {
+          const m = await membersOf(n);
+          expect(m.members.map((x) => x.status)).toEqual(new Array(MEMBERS).fill("up"));
+          expect(m.leader).toBe(lowest);
+        }
+        last = { nodes, contactPoints };
+      } finally {
+        // no member of a run outlives it, except the last run's (the next test uses them)
+        if (run < REPEAT) await killAll();
       }
-      if (run < REPEAT) await killAll();
-      else last = { nodes, contactPoints };
     }, 150_000);
 
   it("a new member joins the existing cluster through discovery", async () => {

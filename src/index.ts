@@ -127,6 +127,7 @@ export {
   ShardingEnvelope,
   StartEntity,
 } from "./api/message-extractor.js";
+export type { DiscoveryOptions, ManagementOptions } from "./api/node-extensions.js";
 // Runtime ports and the real runtime
 export type { Disposable } from "./base/disposable.js";
 export {
@@ -211,6 +212,18 @@ export type {
   ShutdownSettings,
   ShutdownSettingsOverrides,
 } from "./core/shutdown/shutdown-settings.js";
+// Operations: the management HTTP server (loading it registers it with ClusterNode.start)
+export type { DiscoverySettings } from "./management/discovery.js";
+export type { CheckResult, ReadinessCheck } from "./management/health.js";
+export {
+  type Management,
+  managementOf,
+} from "./management/index.js";
+export {
+  MANAGEMENT_HOST_DEFAULT,
+  MANAGEMENT_PORT_DEFAULT,
+  type ManagementSettings,
+} from "./management/settings.js";
 export { MemoryJournal, type MemoryJournalOptions } from "./persistence/memory/memory-journal.js";
 export { MemoryLease, MemoryLeaseStore } from "./persistence/memory/memory-lease.js";
 export { MemoryRememberEntitiesStore } from "./persistence/memory/memory-remember-entities-store.js";

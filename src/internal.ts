@@ -74,3 +74,23 @@ export {
 } from "./core/shutdown/shutdown-machine.js";
 export { builtInPhases } from "./core/shutdown/shutdown-phases.js";
 export { resolveShutdownSettings } from "./core/shutdown/shutdown-settings.js";
+
+// The management server's building blocks (routes for other modules, the bootstrap)
+export { type MemberJson, membersJson } from "./management/cluster-routes.js";
+export { lookupContactPoints, resolveDiscoverySettings } from "./management/discovery.js";
+export { tokenMatches } from "./management/http-server.js";
+export { startManagement } from "./management/index.js";
+export {
+  HttpError,
+  type HttpMethod,
+  type RouteHandler,
+  type RouteOptions,
+  type RouteRequest,
+  type RouteResponse,
+  Router,
+} from "./management/router.js";
+export {
+  DEFAULT_MANAGEMENT_SETTINGS,
+  isLoopbackHost,
+  resolveManagementSettings,
+} from "./management/settings.js";

@@ -73,6 +73,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "api",
     ...RUNTIMES,
     "persistence",
+    "management",
   ],
 };
 

@@ -72,7 +72,8 @@ async function freePort(): Promise<number> {
 }
 
 function startChild(name: Name, port: number, seedNodes: string[]): Child {
-  const config = { name, port, seedNodes, accounts: ACCOUNTS, db };
+  const managementPort = managementPorts[NAMES.indexOf(name)];
+  const config = { name, port, seedNodes, accounts: ACCOUNTS, db, managementPort };
   const proc = spawn(
     process.execPath,
     ["--import", "tsx", resolve(import.meta.dirname, "node.ts"), JSON.stringify(config)],
@@ -187,6 +188,8 @@ async function stopNodes(nodes: readonly Child[]): Promise<void> {
 // --- main ------------------------------------------------------------------------------
 
 const ports = [await freePort(), await freePort(), await freePort()];
+const managementPorts = [await freePort(), await freePort(), await freePort()];
+const managementUrl = (i: number) => `http://127.0.0.1:${managementPorts[i]}`;
 const seedNodes = ports.map((p) => `127.0.0.1:${p}`);
 console.log("shardkit demo: cluster sharding on a real 3-node cluster (Ctrl-C to stop)");
 console.log(
@@ -252,6 +255,10 @@ try {
 }
 if (interrupted) await shutdownAndExit(0);
 console.log("all three nodes are Up; their shard regions register with the coordinator (2 s)");
+console.log(
+  `  management API: ${NAMES.map((n, i) => `${n} ${managementUrl(i)}`).join(", ")} (read-only without a token)`,
+);
+console.log(`  try (in another terminal): npm run shardkit -- members --url ${managementUrl(0)}`);
 await sleep(2_000);
 if (interrupted) await shutdownAndExit(0);
 const a = byName("a");

@@ -34,7 +34,7 @@ import {
   EventSourcedBehavior,
   persistenceIdOf,
 } from "../../src/actor/index.js";
-import { ClusterNode, ClusterSharding, EntityTypeKey, msgpackCodec } from "../../src/api/index.js";
+import { ClusterNode, ClusterSharding, EntityTypeKey, msgpackCodec } from "../../src/index.js";
 import type { Journal } from "../../src/ports/journal.js";
 import type { SnapshotStore } from "../../src/ports/snapshot-store.js";
 
@@ -53,6 +53,8 @@ export interface NodeConfig {
   readonly pgTablePrefix?: string;
   /** Accounts are remembered entities. */
   readonly remember?: boolean;
+  /** Port of the management HTTP API on 127.0.0.1 (`shardkit members --url ...`). */
+  readonly managementPort?: number;
 }
 
 export type AccountMsg =
@@ -100,6 +102,7 @@ const node = await ClusterNode.start({
   host: "127.0.0.1",
   port: config.port,
   seedNodes: config.seedNodes,
+  ...(config.managementPort === undefined ? {} : { management: { port: config.managementPort } }),
   settings: {
     periodicTasksInitialDelayMs: 0,
     gossipIntervalMs: 200,

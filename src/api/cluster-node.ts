@@ -11,13 +11,20 @@
 import { ActorSystem } from "../actor/actor-system.js";
 import type { ActorSettings } from "../actor/settings.js";
 import type { Disposable } from "../base/disposable.js";
+import { ConfigError } from "../base/errors.js";
 import { Cluster, type ClusterOptions } from "../cluster/membership/cluster.js";
 import { Remoting } from "../cluster/remoting/remoting.js";
-import type { RemotingSettings } from "../cluster/remoting/remoting-settings.js";
+import { type RemotingSettings, remotingSettings } from "../cluster/remoting/remoting-settings.js";
 import { installClusterShutdown } from "../cluster/shutdown/cluster-shutdown.js";
 import { CoordinatedShutdown } from "../cluster/shutdown/coordinated-shutdown.js";
+import { resolveSbrSettings } from "../core/downing/sbr-settings.js";
+import { resolveClusterSettings } from "../core/membership/cluster-settings.js";
+import { parseSeedAddresses } from "../core/membership/seed-address.js";
 import type { ShutdownReason } from "../core/shutdown/shutdown-reason.js";
-import type { ShutdownSettingsOverrides } from "../core/shutdown/shutdown-settings.js";
+import {
+  resolveShutdownSettings,
+  type ShutdownSettingsOverrides,
+} from "../core/shutdown/shutdown-settings.js";
 import type { Crypto } from "../ports/crypto.js";
 import type { Runtime } from "../ports/runtime.js";
 import type { Transport } from "../ports/transport.js";
@@ -27,6 +34,13 @@ import { nodeCrypto } from "../runtime/node/node-crypto.js";
 import { installSignalHandlers } from "../runtime/node/signals.js";
 import { TcpTransport } from "../runtime/node/tcp-transport.js";
 import type { TcpTransportOptions } from "../runtime/node/tcp-transport-options.js";
+import {
+  type DiscoveryOptions,
+  type ManagementOptions,
+  type NodeExtensionHandle,
+  type NodeExtensionKey,
+  nodeExtension,
+} from "./node-extensions.js";
 
 export interface ClusterNodeOptions extends Omit<ClusterOptions, "onSelfRemoved"> {
   /** Actor system (cluster) name; every member of a cluster uses the same. */
@@ -51,7 +65,22 @@ export interface ClusterNodeOptions extends Omit<ClusterOptions, "onSelfRemoved"
   /** Run coordinated shutdown on SIGTERM/SIGINT. Default: with the default TCP
    * transport, as `shutdown.runOnSignals` says (true unless set to false). */
   readonly handleSignals?: boolean;
+  /**
+   * Start the management HTTP server (cluster members, shards, health probes; see
+   * docs/operations.md). Bound to 127.0.0.1 unless `host` is given, which then requires
+   * a `token`.
+   */
+  readonly management?: ManagementOptions;
+  /**
+   * Join by discovery instead of `seedNodes`: look up contact points (static, DNS),
+   * probe their management endpoints, join an existing cluster or let the lowest address
+   * form one. Needs `management`.
+   */
+  readonly discovery?: DiscoveryOptions;
 }
+
+/** Option keys served by node extensions, in start order. */
+const EXTENSION_KEYS: readonly NodeExtensionKey[] = ["management", "discovery"];
 
 export class ClusterNode {
   private constructor(
@@ -62,42 +91,79 @@ export class ClusterNode {
     private readonly signals: Disposable | undefined,
   ) {}
 
-  /** Starts a member and begins joining (through `seedNodes`, or call `cluster.join`). */
+  private readonly extensions: NodeExtensionHandle[] = [];
+
+  /**
+   * Starts a member and begins joining (through `seedNodes`, or call `cluster.join`).
+   * Every option is validated before anything is bound (ConfigError naming the key, e.g.
+   * `seedNodes[0]`); if a later step fails, everything opened so far is released before
+   * the error is thrown.
+   */
   static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
+    validateClusterNodeOptions(options);
     // A custom transport means custom wiring (the simulator): no process signals, no
     // node:crypto nonces unless asked for.
     const real = options.transport === undefined;
     const runtime = options.runtime ?? createNodeRuntime();
+    const transport =
+      options.transport ?? new TcpTransport({ logger: runtime.logger, ...options.tcp });
     const system = ActorSystem.create({
       name: options.systemName,
       runtime,
       settings: options.actor,
     });
-    const remoting = await Remoting.start(system, {
-      transport: options.transport ?? new TcpTransport({ logger: runtime.logger, ...options.tcp }),
-      settings: {
-        ...options.remoting,
-        host: options.host ?? "127.0.0.1",
-        port: options.port ?? 2552,
-      },
-      crypto: options.crypto ?? (real ? nodeCrypto : undefined),
-      configureSerializers: options.configureSerializers,
-    });
-    const shutdown = new CoordinatedShutdown({ runtime, settings: options.shutdown });
-    // Being downed or removed runs the shutdown phases (installClusterShutdown watches
-    // for it), instead of the Cluster's default of terminating the system at once.
-    const cluster = Cluster.start(system, remoting, { ...options, onSelfRemoved: () => {} });
-    installClusterShutdown(shutdown, cluster, system);
-    const signals =
-      (options.handleSignals ?? real) && shutdown.settings.runOnSignals
-        ? installSignalHandlers((reason) => shutdown.run(reason), { logger: runtime.logger })
-        : undefined;
-    return new ClusterNode(system, remoting, cluster, shutdown, signals);
+    let remoting: Remoting | undefined;
+    let node: ClusterNode | undefined;
+    let signals: Disposable | undefined;
+    try {
+      remoting = await Remoting.start(system, {
+        transport,
+        settings: {
+          ...options.remoting,
+          host: options.host ?? "127.0.0.1",
+          port: options.port ?? 2552,
+        },
+        crypto: options.crypto ?? (real ? nodeCrypto : undefined),
+        configureSerializers: options.configureSerializers,
+      });
+      const shutdown = new CoordinatedShutdown({ runtime, settings: options.shutdown });
+      // Being downed or removed runs the shutdown phases (installClusterShutdown watches
+      // for it), instead of the Cluster's default of terminating the system at once.
+      const cluster = Cluster.start(system, remoting, { ...options, onSelfRemoved: () => {} });
+      installClusterShutdown(shutdown, cluster, system);
+      signals =
+        (options.handleSignals ?? real) && shutdown.settings.runOnSignals
+          ? installSignalHandlers((reason) => shutdown.run(reason), { logger: runtime.logger })
+          : undefined;
+      node = new ClusterNode(system, remoting, cluster, shutdown, signals);
+      const started = node;
+      for (const key of EXTENSION_KEYS)
+        if (options[key] !== undefined)
+          started.extensions.push(await nodeExtension(key).start(started, options[key]));
+      system.whenTerminated.then(() => started.stopExtensions());
+      return started;
+    } catch (error) {
+      signals?.dispose();
+      await node?.stopExtensions();
+      await system.terminate().catch(() => undefined);
+      await remoting?.shutdown().catch(() => undefined);
+      await transport.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async stopExtensions(): Promise<void> {
+    for (const e of this.extensions.splice(0).reverse()) await e.stop().catch(() => undefined);
   }
 
   /** This node as `system@host:port`. */
   get address(): string {
     return this.remoting.address;
+  }
+
+  /** True once the coordinated shutdown has started (the readiness probe turns 503). */
+  get isShuttingDown(): boolean {
+    return this.coordinatedShutdown.shutdownReason !== undefined;
   }
 
   /** Runs coordinated shutdown (leave, wait for removal, stop); resolves with the reason. */
@@ -108,4 +174,37 @@ export class ClusterNode {
       this.signals?.dispose();
     }
   }
+}
+
+/**
+ * Validates the options of `ClusterNode.start` that can be checked without binding
+ * anything: seed nodes, cluster, downing, remoting and shutdown settings, extensions.
+ * @throws ConfigError naming the key.
+ */
+export function validateClusterNodeOptions(options: ClusterNodeOptions): void {
+  parseSeedAddresses(options.seedNodes, "seedNodes", options.systemName);
+  resolveClusterSettings(options.settings);
+  resolveSbrSettings(options.downing);
+  remotingSettings({
+    ...options.remoting,
+    host: options.host ?? "127.0.0.1",
+    port: options.port ?? 2552,
+  });
+  resolveShutdownSettings(options.shutdown);
+  if (options.discovery !== undefined) {
+    if (options.management === undefined)
+      throw new ConfigError(
+        "discovery",
+        options.discovery.method,
+        "a `management` option too: members probe each other's management endpoints",
+      );
+    if ((options.seedNodes ?? []).length > 0)
+      throw new ConfigError(
+        "seedNodes",
+        options.seedNodes,
+        "no seed nodes when `discovery` is set",
+      );
+  }
+  for (const key of EXTENSION_KEYS)
+    if (options[key] !== undefined) nodeExtension(key).validate(options[key]);
 }

@@ -219,6 +219,13 @@ export class ClusterSharding {
     }) as ActorRef<In>;
   }
 
+  /** Entity types started on this node; `hosting`: only those whose entities can run here. */
+  typeNames(options: { hosting?: boolean } = {}): readonly string[] {
+    return [...this.types]
+      .filter(([, t]) => options.hosting !== true || t.spec.createBehavior !== undefined)
+      .map(([name]) => name);
+  }
+
   /** The region of `typeName` started on this node (by init, start or startProxy). */
   shardRegion<In = unknown>(typeName: string): ActorRef<In> {
     return this.entry({ name: typeName }).region as ActorRef<In>;

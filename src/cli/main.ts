@@ -5,9 +5,13 @@
  */
 import { runCli } from "./cli.js";
 
-const code = await runCli(process.argv.slice(2), {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-});
+const code = await runCli(
+  process.argv.slice(2),
+  {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+  },
+  process.env,
+);
 // exitCode (not exit()) lets stdout/stderr drain; the pool is already ended.
 process.exitCode = code;

@@ -96,9 +96,14 @@ export async function startChildMember(
   script: string,
   name: string,
   config: unknown,
+  startTimeoutMs = START_TIMEOUT_MS,
+  netns?: string,
 ): Promise<ClusterNode> {
-  const child = spawnNode(script, [JSON.stringify(config)], { name });
-  const ready = await waitFor(child, (e) => e.event === "ready", START_TIMEOUT_MS, "ready");
+  const child = spawnNode(script, [JSON.stringify(config)], {
+    name,
+    ...(netns === undefined ? {} : { netns }),
+  });
+  const ready = await waitFor(child, (e) => e.event === "ready", startTimeoutMs, "ready");
   return {
     name,
     child,

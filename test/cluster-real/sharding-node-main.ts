@@ -8,7 +8,8 @@
  * with `ClusterSharding.init` of every entity type in `types` (a counter entity each,
  * FAST_SHARDING_SETTINGS under the type's own settings). Lines it prints (`t` = epoch ms,
  * the clock the processes of this machine share):
- * - `{"event":"ready","hostPort","port","uid","pid"}` once started;
+ * - `{"event":"ready","hostPort","port","uid","pid","managementUrl"}` once started
+ *   (managementUrl: null unless `management` is configured);
  * - `{"event":"cluster",...}` per cluster event (as cluster-node-main.ts);
  * - `{"event":"entity-started","type","id","inc","node","pid","t"}` when an entity
  *   incarnation starts here and `{"event":"entity-stopped",...,"total","count","senders"}`
@@ -48,8 +49,10 @@ import {
   EntityTypeKey,
   type ShardedEntityOptions,
 } from "../../src/api/index.js";
+import type { DiscoveryOptions, ManagementOptions } from "../../src/api/node-extensions.js";
 import type { ClusterOptions } from "../../src/cluster/membership/index.js";
 import { leastShardStrategy } from "../../src/core/coordinator/coordinator-strategy.js";
+import { managementOf } from "../../src/management/index.js";
 import type { LogLevel } from "../../src/ports/logger.js";
 import { ConsoleLogger, createNodeRuntime } from "../../src/runtime/node/index.js";
 import {
@@ -88,6 +91,12 @@ export interface ShardingNodeConfig {
   /** Overrides on top of FAST_CLUSTER_SETTINGS. */
   readonly settings?: ClusterOptions["settings"];
   readonly logLevel?: LogLevel;
+  /** Start the management HTTP server (its URL is in the `ready` line as managementUrl). */
+  readonly management?: ManagementOptions;
+  /** Remoting host (default 127.0.0.1). */
+  readonly host?: string;
+  /** Join by discovery (then `seedNodes` must be empty). */
+  readonly discovery?: DiscoveryOptions;
 }
 
 /**
@@ -137,7 +146,8 @@ type CounterMsg =
   | { readonly type: "stop-now" };
 
 const config = JSON.parse(process.argv[2] ?? "{}") as ShardingNodeConfig;
-const selfHostPort = `127.0.0.1:${config.port}`;
+const selfHost = config.host ?? "127.0.0.1";
+const selfHostPort = `${selfHost}:${config.port}`;
 const firstType = config.types[0]?.name;
 if (firstType === undefined) throw new Error("no entity type configured");
 
@@ -159,7 +169,7 @@ const logger = new ConsoleLogger({
 
 const node = await ClusterNode.start({
   systemName: "sk",
-  host: "127.0.0.1",
+  host: selfHost,
   port: config.port,
   seedNodes: config.seedNodes,
   roles: config.roles,
@@ -167,6 +177,8 @@ const node = await ClusterNode.start({
   failureDetector: FAST_FAILURE_DETECTOR,
   downing: { stableAfterMs: SBR_STABLE_AFTER_MS },
   runtime: createNodeRuntime({ logger }),
+  ...(config.management === undefined ? {} : { management: config.management }),
+  ...(config.discovery === undefined ? {} : { discovery: config.discovery }),
 });
 emitClusterEvents(node.cluster);
 
@@ -397,4 +409,5 @@ emit({
   port: config.port,
   uid: String(node.cluster.self.uid),
   pid: process.pid,
+  managementUrl: managementOf(node)?.url ?? null,
 });

@@ -46,6 +46,17 @@ export interface NodeSpec {
   readonly types: readonly EntityTypeConfig[];
   /** Start without seed nodes: the node joins on a `join` command (see joinNow). */
   readonly joinLater?: boolean;
+  /** Start the management HTTP server with these options. */
+  readonly management?: ShardingNodeConfig["management"];
+  /** Join by discovery (seed nodes are then not passed). */
+  readonly discovery?: ShardingNodeConfig["discovery"];
+  /** Bound on the child's start-up (default START_TIMEOUT_MS of cluster-node.ts). */
+  readonly startTimeoutMs?: number;
+  /** Remoting host (default 127.0.0.1). */
+  readonly host?: string;
+  /** Run the child in this network namespace. */
+  readonly netns?: string;
+  readonly logLevel?: ShardingNodeConfig["logLevel"];
 }
 
 export function startShardingNode(
@@ -53,8 +64,17 @@ export function startShardingNode(
   port: number,
   seedNodes: readonly string[],
 ): Promise<ShardingNode> {
-  const config: ShardingNodeConfig = { port, seedNodes, roles: spec.roles, types: spec.types };
-  return startChildMember(SCRIPT, spec.name, config);
+  const config: ShardingNodeConfig = {
+    port,
+    seedNodes,
+    roles: spec.roles,
+    types: spec.types,
+    ...(spec.management === undefined ? {} : { management: spec.management }),
+    ...(spec.discovery === undefined ? {} : { discovery: spec.discovery }),
+    ...(spec.host === undefined ? {} : { host: spec.host }),
+    ...(spec.logLevel === undefined ? {} : { logLevel: spec.logLevel }),
+  };
+  return startChildMember(SCRIPT, spec.name, config, spec.startTimeoutMs, spec.netns);
 }
 
 /**

@@ -63,6 +63,10 @@ describe("examples", () => {
     expect(out).toMatch(/t=\d+s msgs\/s=[\d ]+ entities=[\d ]+ shards a:\d+ b:\d+ c:\d+/);
     expect(out).toContain("stopping node c gracefully");
     expect(out).toMatch(
+      /management API: a http:\/\/127\.0\.0\.1:\d+, b http:\/\/127\.0\.0\.1:\d+, c http:\/\/127\.0\.0\.1:\d+/,
+    );
+    expect(out).toMatch(/npm run shardkit -- members --url http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).toMatch(
       /shards moved: node c's (\d+) shards now run on a \(\d+\) and b \(\d+\) — a:\d+→\d+ b:\d+→\d+ c:\1→0/,
     );
     expect(out).toMatch(/t=12s msgs\/s=[\d ]+ entities=[\d ]+ shards a:\d+ b:\d+ c:gone/);

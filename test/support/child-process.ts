@@ -34,6 +34,8 @@ export interface SpawnOptions {
   readonly execArgv?: readonly string[];
   /** Label used in error messages. */
   readonly name?: string;
+  /** Run inside this network namespace (`ip netns exec <netns> node ...`; needs root). */
+  readonly netns?: string;
 }
 
 export interface ExitInfo {
@@ -79,9 +81,13 @@ export function spawnNode(
   args: readonly string[] = [],
   options: SpawnOptions = {},
 ): Child {
+  const nodeArgs = [...(options.execArgv ?? []), "--import", "tsx", resolve(ROOT, script), ...args];
+  // `ip netns exec` execs node in place: the pid is node's, signals reach it directly.
   const proc = spawn(
-    process.execPath,
-    [...(options.execArgv ?? []), "--import", "tsx", resolve(ROOT, script), ...args],
+    options.netns === undefined ? process.execPath : "ip",
+    options.netns === undefined
+      ? nodeArgs
+      : ["netns", "exec", options.netns, process.execPath, ...nodeArgs],
     {
       cwd: ROOT,
       env: { ...process.env, ...options.env },

@@ -81,6 +81,7 @@ import {
   markReachable,
   markUnreachable,
 } from "../../core/membership/reachability.js";
+import { parseSeedAddress, parseSeedAddresses } from "../../core/membership/seed-address.js";
 import {
   SeedJoinMachine,
   type SeedJoinOutput,
@@ -95,6 +96,10 @@ import {
 import { vectorClockOf } from "../../core/membership/vector-clock.js";
 import type { Lease } from "../../ports/lease.js";
 import type { Logger } from "../../ports/logger.js";
+import {
+  type AssociationFailure,
+  describeAssociationFailure,
+} from "../remoting/association-failure.js";
 import type { Peer } from "../remoting/inbound-connection.js";
 import type { Remoting } from "../remoting/remoting.js";
 import type { WireNode } from "../remoting/wire-path.js";
@@ -106,7 +111,11 @@ import {
 } from "./membership-messages.js";
 
 export interface ClusterOptions {
-  /** Seed nodes as "host:port"; the first may form a new cluster. Empty: join() manually. */
+  /**
+   * Seed nodes as "host:port" (also "system@host:port" or "akka://system@host:port"); the
+   * first may form a new cluster. Empty: join() manually. Validated at start (ConfigError
+   * naming `seedNodes[i]`).
+   */
   readonly seedNodes?: readonly string[];
   readonly roles?: readonly string[];
   readonly appVersion?: string;
@@ -211,9 +220,12 @@ export class Cluster {
     const c = new Cluster(system, remoting, options);
     for (let kind = MembershipKind.Gossip; kind <= MembershipKind.ExitingConfirmed; kind++)
       remoting.registerControlHandler(kind, (peer, payload) => c.onControl(kind, peer, payload));
+    const seeds = parseSeedAddresses(options.seedNodes, "seedNodes", system.name).map((a) =>
+      addressOf("shardkit", system.name, a.host, a.port),
+    );
     c.startPeriodicTasks();
-    const seeds = (options.seedNodes ?? []).map((s) => c.addressOfHostPort(s));
     if (seeds.length > 0) {
+      c.startJoinDiagnostics(seeds);
       c.seedJoin = new SeedJoinMachine({
         self: c.self.address,
         seedNodes: seeds,
@@ -278,12 +290,14 @@ export class Cluster {
     const to = this.addressOfHostPort(hostPort);
     this.joinedWith = to;
     if (to.host === this.self.address.host && to.port === this.self.address.port) this.joinSelf();
-    else
+    else {
+      if (this.seedJoin === null) this.startJoinDiagnostics([to]);
       this.send(to, {
         kind: MembershipKind.Join,
         roles: [...this.roles],
         appVersion: this.appVersion,
       });
+    }
   }
 
   /** Marks the member at "host:port" as leaving (graceful). */
@@ -314,7 +328,95 @@ export class Cluster {
     this.stopped = true;
     for (const t of this.timers) t.dispose();
     for (const t of this.seedTimers.values()) t.dispose();
+    this.stopJoinDiagnostics();
     this.handlers.clear();
+  }
+
+  // ------------------------------------------------------------------ join diagnostics
+
+  private joinTargets: readonly Address[] = [];
+  private readonly joinFailures = new Map<string, AssociationFailure>();
+  private readonly joinConnected = new Set<string>();
+  private joinListener: Disposable | undefined;
+  private joinDiagnosticsTimer: Disposable | undefined;
+  private joinStartedAt = 0;
+
+  /**
+   * Until this node is a member, remembers why the associations to `targets` fail and
+   * logs it at warn once per joinDiagnosticsIntervalMs (a wrong seed address must not be
+   * silent at the default log level).
+   */
+  private startJoinDiagnostics(targets: readonly Address[]): void {
+    const same =
+      this.joinListener !== undefined &&
+      targets.length === this.joinTargets.length &&
+      targets.every(
+        (t, i) => addressToString(t) === addressToString(this.joinTargets[i] as Address),
+      );
+    // a join retried (e.g. by bootstrap) keeps its start time and its warning cadence
+    if (same) return;
+    this.joinTargets = targets;
+    this.joinStartedAt = this.now();
+    const hps = new Set(targets.map((t) => `${t.host}:${t.port}`));
+    this.joinListener?.dispose();
+    this.joinListener = this.remoting.onAssociationEvent((e) => {
+      if (!hps.has(e.hostPort)) return;
+      if (e.type === "failed") {
+        this.joinFailures.set(e.hostPort, e.failure);
+        this.joinConnected.delete(e.hostPort);
+      } else {
+        this.joinFailures.delete(e.hostPort);
+        this.joinConnected.add(e.hostPort);
+      }
+    });
+    this.armJoinDiagnostics();
+  }
+
+  private armJoinDiagnostics(): void {
+    this.joinDiagnosticsTimer?.dispose();
+    this.joinDiagnosticsTimer = this.system.runtime.scheduler.schedule(
+      this.settings.joinDiagnosticsIntervalMs,
+      () => {
+        this.joinDiagnosticsTimer = undefined;
+        if (this.stopped || this.joinedOnce || selfMember(this.ms) !== undefined) {
+          this.stopJoinDiagnostics();
+          return;
+        }
+        this.log.warn(this.joinDiagnosticsMessage(), {
+          seedNodes: this.joinTargets.map((t) => `${t.host}:${t.port}`),
+          causes: Object.fromEntries([...this.joinFailures].map(([hp, f]) => [hp, f.cause])),
+        });
+        this.armJoinDiagnostics();
+      },
+    );
+  }
+
+  private joinDiagnosticsMessage(): string {
+    const elapsed = Math.round(this.now() - this.joinStartedAt);
+    const targets = this.joinTargets.map((t) => `${t.host}:${t.port}`);
+    const trying =
+      this.seedJoin !== null
+        ? `trying seed nodes ${targets.join(", ")}`
+        : `trying to join through ${targets.join(", ")}`;
+    const lines = targets
+      .filter((hp) => hp !== `${this.self.address.host}:${this.self.address.port}`)
+      .map((hp) => {
+        const f = this.joinFailures.get(hp);
+        if (f !== undefined) return `seed ${hp}: ${describeAssociationFailure(f)}`;
+        if (this.joinConnected.has(hp))
+          return `seed ${hp}: connected, but no answer to the join request yet (is it a member of a cluster itself?)`;
+        return `seed ${hp}: no connection result yet`;
+      });
+    return `not a cluster member yet after ${elapsed} ms, ${trying}; ${lines.join("; ")}`;
+  }
+
+  private stopJoinDiagnostics(): void {
+    this.joinListener?.dispose();
+    this.joinListener = undefined;
+    this.joinDiagnosticsTimer?.dispose();
+    this.joinDiagnosticsTimer = undefined;
+    this.joinFailures.clear();
+    this.joinConnected.clear();
   }
 
   // ------------------------------------------------------------------ state changes
@@ -960,10 +1062,15 @@ export class Cluster {
   }
 
   private addressOfHostPort(hostPort: string): Address {
-    const colon = hostPort.lastIndexOf(":");
-    const port = Number(hostPort.slice(colon + 1));
-    if (colon <= 0 || !Number.isInteger(port) || port < 1 || port > 65_535)
-      throw new InvalidAddressError(hostPort, "expected host:port");
-    return addressOf("shardkit", this.system.name, hostPort.slice(0, colon), port);
+    let a: { host: string; port: number };
+    try {
+      a = parseSeedAddress(hostPort, "address", this.system.name);
+    } catch (error) {
+      throw new InvalidAddressError(
+        hostPort,
+        `expected host:port${error instanceof ConfigError ? ` (${error.allowed})` : ""}`,
+      );
+    }
+    return addressOf("shardkit", this.system.name, a.host, a.port);
   }
 }

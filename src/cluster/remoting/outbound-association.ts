@@ -40,6 +40,11 @@ import {
   startHandshake,
 } from "../../protocol/handshake-check.js";
 import { decodeSystemAck, encodeSystemMessage } from "../../protocol/system-message.js";
+import {
+  type AssociationFailure,
+  connectFailureOf,
+  handshakeFailureOf,
+} from "./association-failure.js";
 import type { RemotingContext } from "./remoting-context.js";
 import type { WireNode } from "./wire-path.js";
 
@@ -196,6 +201,10 @@ export class OutboundAssociation {
     this.armTimer(this.ctx.settings.handshakeTimeoutMs, () => {
       if (this.state !== "handshaking" || this.conn !== conn) return;
       this.ctx.warn("handshake timed out", { peer: this.node.hostPort });
+      this.failed({
+        cause: "handshake-timeout",
+        detail: `no answer within ${this.ctx.settings.handshakeTimeoutMs} ms`,
+      });
       conn.destroy();
     });
   }
@@ -203,6 +212,7 @@ export class OutboundAssociation {
   private onConnectFailed(error: unknown): void {
     if (this.closedForGood) return;
     this.ctx.debug("connect failed", { peer: this.node.hostPort, error });
+    this.failed(connectFailureOf(error));
     this.enterBackoff();
   }
 
@@ -233,6 +243,14 @@ export class OutboundAssociation {
         const why = r.ok ? `${r.value.reason} (by ${describePeer(r.value)})` : "malformed reject";
         this.ctx.error("peer refused the handshake", { peer: this.node.hostPort, reason: why });
         this.ctx.stats.handshakeRejectsReceived++;
+        this.failed(
+          r.ok
+            ? handshakeFailureOf(
+                r.value.reason,
+                `refused by ${describePeer(r.value)}: ${r.value.reason}`,
+              )
+            : { cause: "handshake-refused", detail: why },
+        );
         conn.destroy();
         return;
       }
@@ -280,6 +298,7 @@ export class OutboundAssociation {
       this.ctx.stats.handshakeRejectsSent++;
       if (decision === undefined) conn.destroy();
       else {
+        this.failed(handshakeFailureOf(decision.reason, decision.logMessage));
         // Tell the acceptor why, so both logs show the refusal; then close.
         this.writer.append(
           FrameType.HANDSHAKE_REJECT,
@@ -310,7 +329,12 @@ export class OutboundAssociation {
     this.cancelTimer();
     this.system.resetSent();
     this.armResendTimer();
+    this.ctx.associationEvent?.({ type: "established", hostPort: this.node.hostPort });
     this.flush();
+  }
+
+  private failed(failure: AssociationFailure): void {
+    this.ctx.associationEvent?.({ type: "failed", hostPort: this.node.hostPort, failure });
   }
 
   private onClosed(conn: Connection, reason: CloseReason): void {

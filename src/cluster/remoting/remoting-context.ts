@@ -9,6 +9,7 @@ import type { Scheduler } from "../../ports/scheduler.js";
 import type { Connection, Transport } from "../../ports/transport.js";
 import type { HandshakePolicy } from "../../protocol/handshake-check.js";
 import type { HandshakeIdentity } from "../../protocol/handshake-proof.js";
+import type { AssociationEvent } from "./association-failure.js";
 import type { RemotingSettings } from "./remoting-settings.js";
 import type { RemotingStats } from "./remoting-stats.js";
 import type { WireNode } from "./wire-path.js";
@@ -32,6 +33,8 @@ export interface RemotingContext {
   peerIncarnation(node: WireNode, uid: bigint): void;
   /** Quarantines `node`#`uid`: it may never talk to this node again. */
   quarantine(node: WireNode, uid: bigint, reason: string): void;
+  /** An outbound association failed or was established (join diagnostics listen). */
+  associationEvent?(event: AssociationEvent): void;
   /** Logs bad input at a rate limit and counts it. */
   badInput(what: string, peer: string, detail: string): void;
   debug(message: string, fields?: LogFields): void;

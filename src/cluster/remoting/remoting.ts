@@ -20,6 +20,7 @@ import {
   type SystemMessage,
 } from "../../actor/internal.js";
 import type { SystemCore } from "../../actor/system-core.js";
+import type { Disposable } from "../../base/disposable.js";
 import { ConfigError, InvalidAddressError, ShardkitError } from "../../base/errors.js";
 import { RateLimiter } from "../../base/rate-limiter.js";
 import { SystemMessageReceiver } from "../../core/association/system-channel.js";
@@ -41,6 +42,7 @@ import type { RefCodec, WireRefData } from "../../protocol/serialization.js";
 import { SerializerRegistry } from "../../protocol/serializer-registry.js";
 import type { UserEnvelopeView } from "../../protocol/user-envelope-reader.js";
 import { encodeUserPayload } from "../../protocol/user-payload.js";
+import type { AssociationEvent, AssociationListener } from "./association-failure.js";
 import { InboundConnection, type InboundHost, type Peer } from "./inbound-connection.js";
 import { OutboundAssociation } from "./outbound-association.js";
 import { RemoteActorRef } from "./remote-actor-ref.js";
@@ -111,6 +113,7 @@ export class Remoting implements InboundHost {
   private readonly controlHandlers = new Map<number, ControlHandler>();
   private readonly recipientCache = new Map<string, InternalRef>();
   private readonly badInputLimiter: RateLimiter;
+  private readonly associationListeners = new Set<AssociationListener>();
   private listener: Listener | null = null;
   private localNode!: WireNode;
   private localNodeString = "";
@@ -300,6 +303,25 @@ export class Remoting implements InboundHost {
       if (c.remotePeer?.node.hostPort === node.hostPort && c.remotePeer.uid === uid) c.destroy();
     this.receivers.delete(key);
     this.addressTerminated(node.hostPort);
+  }
+
+  /**
+   * Calls `listener` on every failed outbound association attempt (with its cause) and
+   * on every established one (the cluster's join diagnostics use it).
+   */
+  onAssociationEvent(listener: AssociationListener): Disposable {
+    this.associationListeners.add(listener);
+    return { dispose: () => this.associationListeners.delete(listener) };
+  }
+
+  associationEvent(event: AssociationEvent): void {
+    for (const l of [...this.associationListeners]) {
+      try {
+        l(event);
+      } catch (error) {
+        this.log.error("association listener threw", { error });
+      }
+    }
   }
 
   badInput(what: string, peer: string, detail: string): void {

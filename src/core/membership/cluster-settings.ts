@@ -60,6 +60,9 @@ export interface ClusterSettings {
   /** A removed member's incarnation is quarantined in remoting this long after removal
    * (time for the final gossip to reach it); it can never talk to the cluster again. > 0. */
   readonly quarantineRemovedNodeAfterMs: number;
+  /** While this node is not a member yet, it logs at warn, at most once per this interval,
+   * what it is trying and why it fails (per seed node). > 0. */
+  readonly joinDiagnosticsIntervalMs: number;
 }
 
 /** Defaults (docs/cluster.md, "Settings"; the gossip probabilities follow Akka's). */
@@ -83,6 +86,7 @@ export const DEFAULT_CLUSTER_SETTINGS: ClusterSettings = Object.freeze({
   downRemovalMarginMs: 0,
   pruneGossipTombstonesAfterMs: 86_400_000,
   quarantineRemovedNodeAfterMs: 5_000,
+  joinDiagnosticsIntervalMs: 5_000,
 });
 
 /** A duration strictly greater than zero. */
@@ -128,6 +132,7 @@ const RULES: RulesOf<ClusterSettings> = {
   downRemovalMarginMs: ms(0),
   pruneGossipTombstonesAfterMs: positiveMs(),
   quarantineRemovedNodeAfterMs: positiveMs(),
+  joinDiagnosticsIntervalMs: positiveMs(),
 };
 
 /**

@@ -1,8 +1,14 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * Real-process tests whose per-sender order assertions are sensitive to CPU contention
+ * from other test files (see docs/testing.md, "Known issues"): they run in a second group,
+ * after every other file, so nothing else competes with them for the 2 cores.
+ */
+const CONTENTION_SENSITIVE = ["test/cluster-real/sharding-leave.test.ts"];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     teardownTimeout: 10_000,
@@ -12,5 +18,24 @@ export default defineConfig({
     maxWorkers: 2,
     minWorkers: 1,
     reporters: ["default"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "main",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...CONTENTION_SENSITIVE],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "alone",
+          include: CONTENTION_SENSITIVE,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

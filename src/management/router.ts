@@ -81,7 +81,7 @@ export class Router {
       throw new ConfigError(
         `management route ${method} ${pattern}`,
         pattern,
-        "a route not registered yet",
+        "a route that is not already registered",
       );
     this.routes.push({
       method,

@@ -95,6 +95,8 @@ export interface ShardingNodeConfig {
   readonly management?: ManagementOptions;
   /** Remoting host (default 127.0.0.1). */
   readonly host?: string;
+  /** The cluster secret (required by the safe default off loopback, docs/security.md). */
+  readonly secret?: string;
   /** Join by discovery (then `seedNodes` must be empty). */
   readonly discovery?: DiscoveryOptions;
 }
@@ -178,6 +180,7 @@ const node = await ClusterNode.start({
   downing: { stableAfterMs: SBR_STABLE_AFTER_MS },
   runtime: createNodeRuntime({ logger }),
   ...(config.management === undefined ? {} : { management: config.management }),
+  ...(config.secret === undefined ? {} : { remoting: { secret: config.secret } }),
   ...(config.discovery === undefined ? {} : { discovery: config.discovery }),
 });
 emitClusterEvents(node.cluster);

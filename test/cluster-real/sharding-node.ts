@@ -54,6 +54,8 @@ export interface NodeSpec {
   readonly startTimeoutMs?: number;
   /** Remoting host (default 127.0.0.1). */
   readonly host?: string;
+  /** The cluster secret (a member off loopback needs one or TLS). */
+  readonly secret?: string;
   /** Run the child in this network namespace. */
   readonly netns?: string;
   readonly logLevel?: ShardingNodeConfig["logLevel"];
@@ -71,6 +73,7 @@ export function startShardingNode(
     types: spec.types,
     ...(spec.management === undefined ? {} : { management: spec.management }),
     ...(spec.discovery === undefined ? {} : { discovery: spec.discovery }),
+    ...(spec.secret === undefined ? {} : { secret: spec.secret }),
     ...(spec.host === undefined ? {} : { host: spec.host }),
     ...(spec.logLevel === undefined ? {} : { logLevel: spec.logLevel }),
   };

@@ -67,7 +67,7 @@ async function randomUpdates(
 const sum = (m: Map<string, number>, names?: readonly string[]) =>
   [...m].filter(([n]) => names === undefined || names.includes(n)).reduce((a, [, v]) => a + v, 0);
 
-describe.each(simSeeds([1, 2]))("ddata replicator in the cluster simulator (seed %i)", (seed) => {
+describe.each(simSeeds([2, 3]))("ddata replicator in the cluster simulator (seed %i)", (seed) => {
   it.each([3, 5, 9])(
     "N=%i: updates everywhere under partitions and connection loss converge after heal",
     async (n) => {

@@ -170,6 +170,8 @@ function startMember(i: number, required: number): Promise<ShardingNode> {
       types: [TYPE],
       host: memberIp(i),
       netns: memberNs(i),
+      // Off loopback a member refuses to start without a secret or TLS (docs/security.md).
+      secret: "bootstrap-dns-test-secret",
       management: { host: memberIp(i), port: MANAGEMENT_PORT, token: TOKEN },
       discovery: discovery(required),
       startTimeoutMs: START_TIMEOUT_MS,

@@ -15,6 +15,9 @@
  *   Tells go from this process to 1 000 entities spread over the three members, counted
  *   in the entities (children report counts over stdin/stdout); asks: 1 outstanding, to
  *   random entities of the 1 000 (about a third of them local).
+ * - sharding.schema.local.tell.zod.throughput / sharding.schema.cluster3.tell.zod.throughput:
+ *   sharding.local.tell and sharding.cluster3.tell with a zod schema on the entity type
+ *   (docs/evolution.md): the price of checking every message.
  * - sharding.rebalance100.ms / .lost: this process and one child host 100 entities, one
  *   per shard (50/50), with rebalanceIntervalMs 500 (default 10 000). Both send a steady
  *   load (50 messages every 10 ms each, round-robin, a sequence number per sender and
@@ -40,6 +43,7 @@
  * may still run them.
  */
 import { createServer } from "node:net";
+import { z } from "zod";
 import { type ActorRef, type Behavior, Behaviors } from "../src/actor/index.js";
 import {
   ClusterNode,
@@ -124,6 +128,19 @@ type Msg =
   | { readonly t: "ping"; readonly replyTo: ActorRef<number> }
   | { readonly t: "where"; readonly replyTo: ActorRef<number> };
 const Key = EntityTypeKey<Msg>("BenchEntity");
+/**
+ * The same type with a zod schema (docs/evolution.md): messages from other members are
+ * checked by the receiving region, local tells at the call site.
+ */
+const replyRef = z.custom<ActorRef<number>>((v) => typeof v === "object" && v !== null);
+const ZodMsg = z.discriminatedUnion("t", [
+  z.object({ t: z.literal("n") }),
+  z.object({ t: z.literal("ping"), replyTo: replyRef }),
+  z.object({ t: z.literal("where"), replyTo: replyRef }),
+]);
+const ZodKey = EntityTypeKey<Msg>("BenchEntity", { schema: ZodMsg });
+type Schema = "none" | "zod";
+const keyOf = (schema: Schema) => (schema === "zod" ? ZodKey : Key);
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -187,39 +204,48 @@ interface Single {
   sharding: ClusterSharding;
 }
 
-async function withSingle<T>(numberOfShards: number, fn: (s: Single) => Promise<T>): Promise<T> {
+async function withSingle<T>(
+  numberOfShards: number,
+  fn: (s: Single) => Promise<T>,
+  key: EntityTypeKey<Msg> = Key,
+): Promise<T> {
   const port = await freePort();
   const node = await startNode(port, port);
   try {
     await waitUntil(() => node.cluster.selfMember?.status === "up", START_TIMEOUT_MS, "member up");
     const sharding = ClusterSharding.get(node);
-    sharding.init({ typeKey: Key, numberOfShards, createBehavior: () => sharedBehavior });
+    sharding.init({ typeKey: key, numberOfShards, createBehavior: () => sharedBehavior });
     return await fn({ node, sharding });
   } finally {
     await node.system.terminate();
   }
 }
 
-async function localTell(): Promise<number> {
-  return withSingle(100, async ({ sharding }) => {
-    const refs: EntityRef<Msg>[] = [];
-    for (let i = 0; i < TELL_ENTITIES; i++) refs.push(sharding.entityRefFor(Key, `e-${i}`));
-    await Promise.all(
-      refs.map((r) =>
-        r.ask((replyTo: ActorRef<number>) => ({ t: "ping", replyTo }), {
-          timeoutMs: ASK_TIMEOUT_MS,
-        }),
-      ),
-    );
-    const msg: Msg = { t: "n" };
-    const base = processed;
-    const t0 = performance.now();
-    for (let sent = 0; sent < TELL_TOTAL; sent += TELL_BATCH) {
-      for (let i = 0; i < TELL_BATCH; i++) (refs[i % TELL_ENTITIES] as EntityRef<Msg>).tell(msg);
-      await waitProcessed(base + sent + TELL_BATCH);
-    }
-    return (TELL_TOTAL / (performance.now() - t0)) * 1000;
-  });
+async function localTell(schema: Schema = "none"): Promise<number> {
+  const key = keyOf(schema);
+  return withSingle(
+    100,
+    async ({ sharding }) => {
+      const refs: EntityRef<Msg>[] = [];
+      for (let i = 0; i < TELL_ENTITIES; i++) refs.push(sharding.entityRefFor(key, `e-${i}`));
+      await Promise.all(
+        refs.map((r) =>
+          r.ask((replyTo: ActorRef<number>) => ({ t: "ping", replyTo }), {
+            timeoutMs: ASK_TIMEOUT_MS,
+          }),
+        ),
+      );
+      const msg: Msg = { t: "n" };
+      const base = processed;
+      const t0 = performance.now();
+      for (let sent = 0; sent < TELL_TOTAL; sent += TELL_BATCH) {
+        for (let i = 0; i < TELL_BATCH; i++) (refs[i % TELL_ENTITIES] as EntityRef<Msg>).tell(msg);
+        await waitProcessed(base + sent + TELL_BATCH);
+      }
+      return (TELL_TOTAL / (performance.now() - t0)) * 1000;
+    },
+    key,
+  );
 }
 
 async function activation(): Promise<number> {
@@ -367,6 +393,8 @@ class SeqLoad {
 interface ChildConfig {
   readonly mode: "cluster3" | "seq";
   readonly profile: Profile;
+  /** cluster3: the schema of the entity type (default none). */
+  readonly schema?: Schema;
   readonly rebalanceIntervalMs?: number;
 }
 
@@ -381,7 +409,11 @@ async function childMain(): Promise<void> {
   const node = await startNode(port, seedPort, config.profile);
   const sharding = ClusterSharding.get(node);
   if (config.mode === "cluster3")
-    sharding.init({ typeKey: Key, numberOfShards: 100, createBehavior: () => sharedBehavior });
+    sharding.init({
+      typeKey: keyOf(config.schema ?? "none"),
+      numberOfShards: 100,
+      createBehavior: () => sharedBehavior,
+    });
   else initSeq(sharding, config.rebalanceIntervalMs);
   const load = new SeqLoad(sharding, `child-${process.pid}`);
   const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(o)}\n`);
@@ -474,26 +506,33 @@ interface Cluster3Result {
   spread: string;
 }
 
-async function cluster3(): Promise<Cluster3Result> {
+async function cluster3(schema: Schema = "none"): Promise<Cluster3Result> {
+  const key = keyOf(schema);
   const seedPort = await freePort();
   const seed = await startNode(seedPort, seedPort);
   const children: Child[] = [];
   try {
     await waitUntil(() => seed.cluster.selfMember?.status === "up", START_TIMEOUT_MS, "seed up");
     const sharding = ClusterSharding.get(seed);
-    sharding.init({ typeKey: Key, numberOfShards: 100, createBehavior: () => sharedBehavior });
+    sharding.init({ typeKey: key, numberOfShards: 100, createBehavior: () => sharedBehavior });
     for (let k = 0; k < 2; k++) {
       const port = await freePort();
-      children.push(spawnChild(seedPort, port, `member-${k + 1}`));
+      children.push(
+        spawnChild(seedPort, port, `member-${k + 1}`, {
+          mode: "cluster3",
+          profile: "bench",
+          schema,
+        }),
+      );
     }
     await Promise.all(
       children.map((c) => waitFor(c, (e) => e.event === "ready", START_TIMEOUT_MS, "ready")),
     );
     await waitMembersUp(seed, 3);
     // the children's regions register with the coordinator before shards are allocated
-    await waitRegions(sharding, Key, 3);
+    await waitRegions(sharding, key, 3);
     const refs: EntityRef<Msg>[] = [];
-    for (let i = 0; i < C3_ENTITIES; i++) refs.push(sharding.entityRefFor(Key, `c-${i}`));
+    for (let i = 0; i < C3_ENTITIES; i++) refs.push(sharding.entityRefFor(key, `c-${i}`));
     const opts = { timeoutMs: ASK_TIMEOUT_MS };
     const pids = await Promise.all(
       refs.map((r) => r.ask((replyTo: ActorRef<number>) => ({ t: "where", replyTo }), opts)),
@@ -863,6 +902,25 @@ export const shardingGroup: BenchGroup = {
         value: percentile(c3.ask, 99),
         unit: "µs",
         note: `${C3_ASK_SAMPLES} samples`,
+      });
+    }
+    if (wants("sharding.schema")) {
+      // The cost of a zod schema on the type (docs/evolution.md): local tells are checked at
+      // the call site; in cluster3 two thirds of the tells are also checked by the receiving
+      // member's region.
+      const tell = await repeat(3, 1, () => localTell("zod"));
+      report({
+        metric: "sharding.schema.local.tell.zod.throughput",
+        value: median(tell),
+        unit: "msg/s",
+        note: "sharding.local.tell with a zod schema on the type",
+      });
+      const c3 = await cluster3("zod");
+      report({
+        metric: "sharding.schema.cluster3.tell.zod.throughput",
+        value: median(c3.tell),
+        unit: "msg/s",
+        note: "sharding.cluster3.tell with a zod schema on the type",
       });
     }
     if (wants("sharding.rebalance100")) {

@@ -55,6 +55,11 @@ export interface NodeConfig {
   readonly remember?: boolean;
   /** Port of the management HTTP API on 127.0.0.1 (`shardkit members --url ...`). */
   readonly managementPort?: number;
+  /**
+   * Keep sharding's own state (allocations, remembered accounts) in Distributed Data
+   * instead of the database (stateStoreMode "ddata"), durable in `<ddataDir>/<name>.db`.
+   */
+  readonly ddataDir?: string;
 }
 
 export type AccountMsg =
@@ -124,12 +129,20 @@ const node = await ClusterNode.start({
   },
 });
 
+async function shardingState() {
+  if (config.ddataDir === undefined)
+    // Shard allocations (and remembered accounts) in the same store as the accounts' events.
+    return { persistence: { journal: store.journal, snapshots: store.snapshots } };
+  const { SqliteDDataStore } = await import("../../src/persistence/sqlite/index.js");
+  const durableStore = new SqliteDDataStore({ path: `${config.ddataDir}/${config.name}.db` });
+  return { stateStoreMode: "ddata" as const, ddata: { durableStore } };
+}
+
 const sharding = ClusterSharding.get(node);
 sharding.init({
   typeKey: Account,
   numberOfShards: NUMBER_OF_SHARDS,
-  // Shard allocations (and remembered accounts) in the same store as the accounts' events.
-  persistence: { journal: store.journal, snapshots: store.snapshots },
+  ...(await shardingState()),
   rememberEntities: config.remember ?? false,
   // Fast demo timings: regions (re)register within 0.5 s, imbalances are fixed every 2 s.
   settings: { region: { retryIntervalMs: 500 }, coordinator: { rebalanceIntervalMs: 2_000 } },

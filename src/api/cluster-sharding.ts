@@ -39,6 +39,7 @@ import {
   StartEntity,
 } from "./message-extractor.js";
 
+export type { ShardingDDataOptions } from "../cluster/sharding/ddata-stores.js";
 export type {
   ShardingSettingsOptions,
   ShardingStoreOptions,

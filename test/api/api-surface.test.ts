@@ -354,6 +354,7 @@ describe("public API surface", () => {
         "ShardRegionState",
         "ShardSettings",
         "ShardedEntityOptions",
+        "ShardingDDataOptions",
         "ShardingEnvelope",
         "ShardingLifecycleListener",
         "ShardingProxyOptions",

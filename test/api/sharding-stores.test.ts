@@ -6,6 +6,7 @@ import { JournalRememberEntitiesStore } from "../../src/cluster/sharding/journal
 import { resolveShardingStores } from "../../src/cluster/sharding/sharding-type.js";
 import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
 import { MemoryRememberEntitiesStore } from "../../src/persistence/memory/memory-remember-entities-store.js";
+import { MemoryDDataDurableStore } from "../../src/ports/ddata-durable-store.js";
 
 const now = () => 0;
 const journal = new MemoryJournal();
@@ -17,6 +18,7 @@ describe("resolveShardingStores", () => {
       rememberEntities: false,
       rememberStore: undefined,
       coordinatorStore: undefined,
+      ddata: undefined,
     });
   });
 
@@ -69,10 +71,39 @@ describe("resolveShardingStores", () => {
     expect(r.rememberEntities).toBe(true);
   });
 
+  it("ddata: stores come from the type's replicator at start; durable keys by default with remembering", () => {
+    const disk = new MemoryDDataDurableStore();
+    const r = resolveShardingStores(
+      "T",
+      { stateStoreMode: "ddata", rememberEntities: true, ddata: { durableStore: disk } },
+      undefined,
+      now,
+    );
+    expect(r.coordinatorStore).toBeUndefined();
+    expect(r.rememberStore).toBeUndefined();
+    expect(r.ddata?.durableStore).toBe(disk);
+    expect(r.ddata?.majorityTimeoutMs).toBe(5_000);
+    // without remembering, nothing is durable unless asked
+    const plain = resolveShardingStores("T", { stateStoreMode: "ddata" }, undefined, now);
+    expect(plain.ddata?.durableStore).toBeUndefined();
+    const off = resolveShardingStores(
+      "T",
+      { stateStoreMode: "ddata", rememberEntities: true, ddata: { durableKeys: false } },
+      undefined,
+      now,
+    );
+    expect(off.ddata?.durableStore).toBeUndefined();
+  });
+
   it("rejects modes that lack their store with a ConfigError naming the setting", () => {
     const bad: [Parameters<typeof resolveShardingStores>[1], string][] = [
       [{ stateStoreMode: "persistence" }, "stateStoreMode"],
-      [{ stateStoreMode: "ddata" as never, persistence: { journal } }, "stateStoreMode"],
+      [{ stateStoreMode: "other" as never, persistence: { journal } }, "stateStoreMode"],
+      [{ ddata: {} }, "ddata"],
+      [{ stateStoreMode: "ddata", rememberEntities: true }, "ddata.durableStore"],
+      [{ stateStoreMode: "ddata", ddata: { durableKeys: true } }, "ddata.durableStore"],
+      [{ stateStoreMode: "ddata", ddata: { majorityTimeoutMs: 0 } }, "ddata.majorityTimeoutMs"],
+      [{ stateStoreMode: "ddata", ddata: { majorityMinCap: -1 } }, "ddata.majorityMinCap"],
       [{ rememberEntities: true }, "rememberEntities"],
       [{ rememberEntities: "yes" as never }, "rememberEntities"],
       [{ persistence: { journal: {} as never } }, "persistence.journal"],

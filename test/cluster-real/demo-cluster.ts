@@ -17,7 +17,12 @@ export const DEMO_COMMAND_TIMEOUT_MS = 20_000;
 
 /** Where the accounts live. */
 export type DemoStore =
-  | { readonly kind: "sqlite"; readonly db: string }
+  | {
+      readonly kind: "sqlite";
+      readonly db: string;
+      /** Sharding's own state in Distributed Data, durable in this directory (one file a member). */
+      readonly ddataDir?: string;
+    }
   | { readonly kind: "postgres"; readonly url: string; readonly prefix: string };
 
 export interface DemoCluster {
@@ -52,6 +57,9 @@ export function startDemoNode(c: DemoCluster, index: number, logLevel = "warn"):
     accounts: c.accounts,
     db: c.store.kind === "sqlite" ? c.store.db : "",
     ...(c.store.kind === "postgres" ? { pgUrl: c.store.url, pgTablePrefix: c.store.prefix } : {}),
+    ...(c.store.kind === "sqlite" && c.store.ddataDir !== undefined
+      ? { ddataDir: c.store.ddataDir }
+      : {}),
     remember: c.remember,
   };
   return spawnNode("examples/sharding-demo/node.ts", [JSON.stringify(config)], {
@@ -130,6 +138,7 @@ export async function accountSequences(store: DemoStore): Promise<Map<string, Se
 export function demoStores(
   label: string,
   tag: string,
+  options: { ddata?: boolean } = {},
 ): { stores: [string, () => DemoStore][]; cleanup: () => Promise<void> } {
   const dirs: string[] = [];
   const url = process.env.SHARDKIT_PG_URL;
@@ -144,6 +153,15 @@ export function demoStores(
       },
     ],
   ];
+  if (options.ddata)
+    stores.push([
+      "sqlite, sharding state in ddata",
+      () => {
+        const dir = mkdtempSync(join(tmpdir(), `shardkit-${tag}-`));
+        dirs.push(dir);
+        return { kind: "sqlite", db: join(dir, "accounts.db"), ddataDir: dir };
+      },
+    ]);
   if (url) stores.push(["postgres", () => ({ kind: "postgres", url, prefix })]);
   else console.log(`SKIP ${label} on PostgreSQL: SHARDKIT_PG_URL is not set`);
   return {

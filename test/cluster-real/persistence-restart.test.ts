@@ -6,7 +6,10 @@
  * and its remembered accounts start on the other two without a message (S11 crash); then
  * the other two are killed and a new cluster starts on the same ports and store. Without any message to
  * them, the 30 accounts run again (remembered entities), the new coordinator recovered
- * its allocations from the journal, and every balance is what it was.
+ * its allocations from the journal, and every balance is what it was. The same with
+ * sharding's state in Distributed Data (stateStoreMode "ddata", durable keys in a SQLite
+ * file per member): there the third member joins the loaded cluster first (S7) and the
+ * member killed is the coordinator's (S5).
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { type Child, kill, waitForStderr } from "../support/child-process.js";
@@ -23,7 +26,7 @@ import {
 installChildTeardown("perFile");
 
 const ACCOUNTS = 30;
-const { stores, cleanup } = demoStores("P4", "p4");
+const { stores, cleanup } = demoStores("P4", "p4", { ddata: true });
 afterAll(cleanup);
 
 async function liveEntities(nodes: readonly Child[]): Promise<number> {
@@ -43,8 +46,11 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
 describe.each(stores)("P4 on %s: full cluster stop and start", (_name, makeStore) => {
   it("remembered entities run again without a message, allocations are recovered, balances kept", async () => {
     const store = makeStore();
+    const ddata = store.kind === "sqlite" && store.ddataDir !== undefined;
     const c = await demoCluster(store, { accounts: ACCOUNTS, remember: true });
-    const first = [0, 1, 2].map((i) => startDemoNode(c, i));
+    // ddata: the third member joins a loaded cluster (S7), and the member killed below is
+    // the coordinator's (S5): the new coordinator reads the allocations with `majority`.
+    const first = (ddata ? [0, 1] : [0, 1, 2]).map((i) => startDemoNode(c, i));
     await waitRegions(first);
     const n0 = first[0] as Child;
     const expected: Record<string, number> = {};
@@ -55,13 +61,24 @@ describe.each(stores)("P4 on %s: full cluster stop and start", (_name, makeStore
       );
     }
     expect(await liveEntities(first)).toBe(ACCOUNTS);
+    if (ddata) {
+      first.push(startDemoNode(c, 2));
+      await waitRegions(first);
+      await until(
+        "S7: shards rebalanced to the joining member, their accounts remembered there",
+        async () =>
+          Number((await cmd(first[2] as Child, { cmd: "stats" })).entities) > 0 &&
+          (await liveEntities(first)) === ACCOUNTS,
+        40_000,
+      );
+    }
     const spread = await Promise.all(
       first.map(async (n) => Number((await cmd(n, { cmd: "stats" })).entities)),
     );
     expect(spread.filter((k) => k > 0).length).toBeGreaterThan(1);
     // S11 crash: kill -9 of a member; once it is downed, its remembered accounts start on
     // the other two without any message.
-    const victim = (spread[2] as number) > 0 ? 2 : 1;
+    const victim = ddata ? 0 : (spread[2] as number) > 0 ? 2 : 1;
     await kill(first[victim] as Child, "SIGKILL");
     const survivors = first.filter((_, i) => i !== victim);
     await until(
@@ -74,7 +91,14 @@ describe.each(stores)("P4 on %s: full cluster stop and start", (_name, makeStore
     // The new cluster: info logs, to see the coordinator load its state.
     const second = [0, 1, 2].map((i) => startDemoNode(c, i, "info"));
     await waitUp(second);
-    await waitForStderr(second[0] as Child, /coordinator state loaded.*events=[1-9]/, 20_000);
+    // From the journal (events) or, with ddata, the replicated register (one snapshot).
+    await waitForStderr(
+      second[0] as Child,
+      store.kind === "sqlite" && store.ddataDir !== undefined
+        ? /coordinator state loaded.*snapshot=true/
+        : /coordinator state loaded.*events=[1-9]/,
+      20_000,
+    );
     // No message has been sent to any account: they are running because they are remembered.
     await until(
       "every remembered account runs again",

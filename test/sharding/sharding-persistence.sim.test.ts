@@ -5,6 +5,9 @@
  * coordinator whose store fails (known shards keep routing; new allocations wait), and
  * the persistent coordinator state surviving a full restart. The "database" is one
  * MemoryJournal + MemorySnapshotStore shared by every node, as a real database would be.
+ * The S11 scenarios also run in stateStoreMode "ddata" (no database: replicated between the
+ * members, durable keys on each member's own "disk", a MemoryDDataDurableStore that
+ * survives the node's crash; a restarted cluster gets the old members' disks).
  */
 import { describe, expect, it } from "vitest";
 import { type ActorRef, Behaviors } from "../../src/actor/index.js";
@@ -17,6 +20,7 @@ import {
 import { shardIdFunctions } from "../../src/core/sharding/shard-id.js";
 import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
 import { MemorySnapshotStore } from "../../src/persistence/memory/memory-snapshot-store.js";
+import { MemoryDDataDurableStore } from "../../src/ports/ddata-durable-store.js";
 import { type Journal, type JournalEvent, PersistenceStoreError } from "../../src/ports/journal.js";
 import { isCoordinatorEvent } from "../../src/protocol/sharding.js";
 import { SimNetwork, SimWorld } from "../../src/runtime/sim/index.js";
@@ -78,14 +82,26 @@ interface Env {
   readonly registry: Registry;
   readonly journal: Journal;
   readonly snapshots: MemorySnapshotStore;
+  /** Where sharding keeps its state: the journal, or distributed data. */
+  readonly mode: Mode;
+  /** stateStoreMode "ddata": each member's disk, by disk name. */
+  readonly disks: Map<string, MemoryDDataDurableStore>;
 }
+
+type Mode = "persistence" | "ddata";
 
 interface NodeOptions {
   readonly numberOfShards?: number;
   readonly remember?: boolean;
+  /** stateStoreMode "ddata": the disk this node gets (default: its own name's). */
+  readonly disk?: string;
 }
 
-function env(seed: number, journal: Journal = new MemoryJournal()): Env {
+function env(
+  seed: number,
+  journal: Journal = new MemoryJournal(),
+  mode: Mode = "persistence",
+): Env {
   const world = new SimWorld({
     seed,
     logLevel: process.env.SIMLOG === "1" ? "info" : process.env.SIMLOG === "2" ? "debug" : "off",
@@ -97,7 +113,18 @@ function env(seed: number, journal: Journal = new MemoryJournal()): Env {
     registry: new Registry(),
     journal,
     snapshots: new MemorySnapshotStore(),
+    mode,
+    disks: new Map(),
   };
+}
+
+function diskOf(e: Env, name: string): MemoryDDataDurableStore {
+  let d = e.disks.get(name);
+  if (d === undefined) {
+    d = new MemoryDDataDurableStore(`disk-${name}`);
+    e.disks.set(name, d);
+  }
+  return d;
 }
 
 async function startNode(e: Env, name: string, seeds: string[], o: NodeOptions = {}) {
@@ -120,7 +147,12 @@ async function startNode(e: Env, name: string, seeds: string[], o: NodeOptions =
   ClusterSharding.get(n).init({
     typeKey: Key,
     numberOfShards: o.numberOfShards ?? 12,
-    persistence: { journal: e.journal, snapshots: e.snapshots },
+    ...(e.mode === "persistence"
+      ? { persistence: { journal: e.journal, snapshots: e.snapshots } }
+      : {
+          stateStoreMode: "ddata" as const,
+          ddata: { durableStore: diskOf(e, o.disk ?? name), majorityTimeoutMs: 2_000 },
+        }),
     rememberEntities: o.remember ?? true,
     lifecycle: e.oracle,
     settings: {
@@ -147,10 +179,16 @@ async function startNode(e: Env, name: string, seeds: string[], o: NodeOptions =
   return n;
 }
 
-async function startCluster(e: Env, names: readonly string[], o: NodeOptions = {}) {
+async function startCluster(
+  e: Env,
+  names: readonly string[],
+  o: NodeOptions = {},
+  disks: readonly string[] = names,
+) {
   const seeds = names.map((n) => `${n}:2552`);
   const nodes: ClusterNode[] = [];
-  for (const n of names) nodes.push(await startNode(e, n, seeds, o));
+  for (const [i, n] of names.entries())
+    nodes.push(await startNode(e, n, seeds, { ...o, disk: disks[i] ?? n }));
   const allUp = () =>
     nodes.every((n) => {
       const ms = n.cluster.state.members;
@@ -188,9 +226,12 @@ async function ask(e: Env, node: ClusterNode, id: string) {
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 const liveOf = (e: Env, list: readonly string[]) => list.filter((id) => e.registry.live.has(id));
 
-describe.each(simSeeds([1, 2]))("sharding remember entities (seed %i)", (seed) => {
+const MODES: Mode[] = ["persistence", "ddata"];
+const seedsAndModes = simSeeds([1, 2]).flatMap((seed) => MODES.map((m) => [seed, m] as const));
+
+describe.each(seedsAndModes)("sharding remember entities (seed %i, %s)", (seed, mode) => {
   it("S11: remembered entities run again without a message after a crash, a coordinator fail-over and a full restart; passivated ones stay stopped", async () => {
-    const e = env(seed);
+    const e = env(seed, undefined, mode);
     // Four nodes, so that after two crashes the survivors are still a majority (SBR).
     const [, b] = (await startCluster(e, ["a", "b", "c", "d"])) as [ClusterNode, ClusterNode];
     const all = ids("r", 30);
@@ -219,11 +260,18 @@ describe.each(simSeeds([1, 2]))("sharding remember entities (seed %i)", (seed) =
     ).toBe(true);
     expect(new Set(e.registry.live.values())).toEqual(new Set(["b", "d"]));
 
-    // Full cluster restart on new nodes, same database.
+    if (mode === "ddata") {
+      // The state is on the members' disks: the coordinator's register, the shards' sets.
+      const keys = [...diskOf(e, "b").entries.keys()];
+      expect(keys).toContain(`sharding/${Key.name}/coordinator`);
+      expect(keys.some((k) => k.startsWith(`sharding/${Key.name}/shard/`))).toBe(true);
+      expect(await e.journal.highestSequenceNr(coordinatorPersistenceId(Key.name))).toBe(0);
+    }
+    // Full cluster restart on new nodes, same database (ddata: the same members' disks).
     crash(e, "b");
     crash(e, "d");
     expect(e.registry.live.size).toBe(0);
-    const [f] = (await startCluster(e, ["f", "g"])) as [ClusterNode];
+    const [f] = (await startCluster(e, ["f", "g"], {}, ["b", "d"])) as [ClusterNode];
     expect(
       await e.world.runUntil(back, 60_000),
       `[sim ${e.world.describe()}] after full restart`,
@@ -236,7 +284,7 @@ describe.each(simSeeds([1, 2]))("sharding remember entities (seed %i)", (seed) =
   });
 
   it("S11: after a rebalance to a joining node, the moved remembered entities run there without a message", async () => {
-    const e = env(seed);
+    const e = env(seed, undefined, mode);
     const [a] = (await startCluster(e, ["a", "b"])) as [ClusterNode];
     const all = ids("j", 40);
     for (const id of all) ClusterSharding.get(a).entityRefFor(Key, id).tell({ type: "add", n: 1 });
@@ -252,7 +300,7 @@ describe.each(simSeeds([1, 2]))("sharding remember entities (seed %i)", (seed) =
   });
 
   it("S11: a remembered entity that stops without passivating is restarted after entityRestartBackoffMs", async () => {
-    const e = env(seed);
+    const e = env(seed, undefined, mode);
     const [a] = (await startCluster(e, ["a", "b"])) as [ClusterNode];
     ClusterSharding.get(a).entityRefFor(Key, "x").tell({ type: "add", n: 5 });
     expect(await e.world.runUntil(() => e.registry.live.has("x"), 10_000)).toBe(true);
@@ -265,41 +313,45 @@ describe.each(simSeeds([1, 2]))("sharding remember entities (seed %i)", (seed) =
     e.oracle.assertNoViolations();
   });
 
-  it("S12: after a full restart with a changed shard extractor, remembered entities restart in their new shards", async () => {
-    const e = env(seed);
-    const [a] = (await startCluster(e, ["a", "b"], { numberOfShards: 10 })) as [ClusterNode];
-    const all = ids("m", 40);
-    for (const id of all) ClusterSharding.get(a).entityRefFor(Key, id).tell({ type: "add", n: 1 });
-    expect(await e.world.runUntil(() => liveOf(e, all).length === 40, 20_000)).toBe(true);
-    crash(e, "a");
-    crash(e, "b");
-    const [c] = (await startCluster(e, ["c", "d"], { numberOfShards: 7 })) as [ClusterNode];
-    const back = () => liveOf(e, all).length === all.length;
-    expect(await e.world.runUntil(back, 60_000), `[sim ${e.world.describe()}]`).toBe(true);
-    // Each entity is remembered in exactly its new shard.
-    const store = new JournalRememberEntitiesStore(e.journal, e.snapshots, () => 0);
-    const hash = shardIdFunctions.murmur3;
-    const byShard = new Map<string, string[]>();
-    for (let s = 0; s < 10; s++)
-      byShard.set(String(s), [...(await store.getEntities(Key.name, String(s)))]);
-    for (const id of all) {
-      const home = hash(id, 7);
-      expect(byShard.get(home), `${id} in shard ${home}`).toContain(id);
-      for (const [shard, list] of byShard) if (shard !== home) expect(list).not.toContain(id);
-      let loc: { shardId: string; alive: boolean } | undefined;
-      ClusterSharding.get(c)
-        .getEntityLocation(Key, id)
-        .then((l) => {
-          loc = l;
-        });
-      // the query asks remote regions: run the world until it answers
-      expect(await e.world.runUntil(() => loc !== undefined, 10_000)).toBe(true);
-      expect(loc?.shardId).toBe(home);
-      expect(loc?.alive).toBe(true);
-    }
-    expect(e.registry.violations).toEqual([]);
-    e.oracle.assertNoViolations();
-  });
+  it.runIf(mode === "persistence")(
+    "S12: after a full restart with a changed shard extractor, remembered entities restart in their new shards",
+    async () => {
+      const e = env(seed);
+      const [a] = (await startCluster(e, ["a", "b"], { numberOfShards: 10 })) as [ClusterNode];
+      const all = ids("m", 40);
+      for (const id of all)
+        ClusterSharding.get(a).entityRefFor(Key, id).tell({ type: "add", n: 1 });
+      expect(await e.world.runUntil(() => liveOf(e, all).length === 40, 20_000)).toBe(true);
+      crash(e, "a");
+      crash(e, "b");
+      const [c] = (await startCluster(e, ["c", "d"], { numberOfShards: 7 })) as [ClusterNode];
+      const back = () => liveOf(e, all).length === all.length;
+      expect(await e.world.runUntil(back, 60_000), `[sim ${e.world.describe()}]`).toBe(true);
+      // Each entity is remembered in exactly its new shard.
+      const store = new JournalRememberEntitiesStore(e.journal, e.snapshots, () => 0);
+      const hash = shardIdFunctions.murmur3;
+      const byShard = new Map<string, string[]>();
+      for (let s = 0; s < 10; s++)
+        byShard.set(String(s), [...(await store.getEntities(Key.name, String(s)))]);
+      for (const id of all) {
+        const home = hash(id, 7);
+        expect(byShard.get(home), `${id} in shard ${home}`).toContain(id);
+        for (const [shard, list] of byShard) if (shard !== home) expect(list).not.toContain(id);
+        let loc: { shardId: string; alive: boolean } | undefined;
+        ClusterSharding.get(c)
+          .getEntityLocation(Key, id)
+          .then((l) => {
+            loc = l;
+          });
+        // the query asks remote regions: run the world until it answers
+        expect(await e.world.runUntil(() => loc !== undefined, 10_000)).toBe(true);
+        expect(loc?.shardId).toBe(home);
+        expect(loc?.alive).toBe(true);
+      }
+      expect(e.registry.violations).toEqual([]);
+      e.oracle.assertNoViolations();
+    },
+  );
 });
 
 describe.each(simSeeds([1, 2]))("sharding persistent coordinator state (seed %i)", (seed) => {

@@ -129,6 +129,13 @@ export async function startNode(
   return n;
 }
 
+/**
+ * The state store of the Counter type in these scenarios: "regions" (the default), or
+ * "ddata" when SHARDKIT_SIM_STATE_STORE=ddata (`npm run sim:ddata` runs every scenario so).
+ */
+export const SIM_STATE_STORE: "regions" | "ddata" =
+  process.env.SHARDKIT_SIM_STATE_STORE === "ddata" ? "ddata" : "regions";
+
 /** Starts the Counter type (or `extras.typeKey`) on `node`. */
 export function initCounter(
   node: ClusterNode,
@@ -139,6 +146,7 @@ export function initCounter(
   return ClusterSharding.get(node).init({
     typeKey: extras.typeKey ?? CounterKey,
     numberOfShards: extras.numberOfShards ?? 20,
+    ...(SIM_STATE_STORE === "ddata" ? { stateStoreMode: "ddata" as const } : {}),
     role: extras.role,
     coordinatorRole: extras.coordinatorRole,
     allocationStrategy: extras.allocationStrategy,

@@ -139,7 +139,7 @@ export class Replicator {
     const isDurable = (key: string) =>
       patterns.some((p) => (p.endsWith("*") ? key.startsWith(p.slice(0, -1)) : key === p));
     const initial =
-      options.durableStore === undefined ? [] : this.loadDurable(options.durableStore);
+      options.durableStore === undefined ? [] : this.loadDurable(options.durableStore, isDurable);
     this.machine = new ReplicatorMachine({
       self: this.selfNode,
       settings: options.settings,
@@ -376,10 +376,15 @@ export class Replicator {
     s.store(key, { serializerId, bytes });
   }
 
-  private loadDurable(store: DDataDurableStore): [string, Envelope][] {
+  /** The stored keys of this replicator's durable patterns (a store may hold others' too). */
+  private loadDurable(
+    store: DDataDurableStore,
+    isDurable: (key: string) => boolean,
+  ): [string, Envelope][] {
     const out: [string, Envelope][] = [];
     const registry = this.host.remoting.registry;
     for (const [key, e] of store.loadAll()) {
+      if (!isDurable(key)) continue;
       try {
         out.push([key, this.codec.decodeEnvelope(registry.deserialize(e.serializerId, e.bytes))]);
       } catch (err) {

@@ -39,6 +39,14 @@ import { ClusterSingleton, type SingletonHost } from "../singleton/cluster-singl
 import type { ShardAllocationStrategy } from "./async-strategy.js";
 import { coordinatorBehavior } from "./coordinator-actor.js";
 import { type CoordinatorStore, JournalCoordinatorStore } from "./coordinator-store.js";
+import {
+  DDataCoordinatorStore,
+  DDataRememberEntitiesStore,
+  type ResolvedShardingDData,
+  resolveShardingDData,
+  type ShardingDDataOptions,
+  startShardingReplicator,
+} from "./ddata-stores.js";
 import { JournalRememberEntitiesStore } from "./journal-remember-entities-store.js";
 import { regionBehavior } from "./region-actor.js";
 import type { EntityContext } from "./shard-actor.js";
@@ -47,7 +55,7 @@ import { bindShardLifecycle, type ShardingLifecycleListener } from "./sharding-l
 // ---- options (what a user gives, the same for every API style) ----------------------------
 
 /** Where the coordinator keeps its state (see docs/sharding.md, "State stores"). */
-export type StateStoreMode = "regions" | "persistence";
+export type StateStoreMode = "regions" | "persistence" | "ddata";
 
 /** Durable sharding state: the coordinator's allocations and remembered entities. */
 export interface ShardingStoreOptions {
@@ -59,10 +67,14 @@ export interface ShardingStoreOptions {
   /**
    * "regions": a new coordinator rebuilds the allocations from what the regions report
    * (no store; allocations do not survive a full cluster restart). "persistence": every
-   * allocation is written to `persistence.journal` before it is announced. Default:
-   * "persistence" when `persistence` is given, else "regions".
+   * allocation is written to `persistence.journal` before it is announced. "ddata": the
+   * allocations and the remembered entities are replicated member to member in
+   * Distributed Data, written and read with `majority` (no database; see `ddata`).
+   * Default: "persistence" when `persistence` is given, else "regions".
    */
   readonly stateStoreMode?: StateStoreMode;
+  /** Options of stateStoreMode "ddata" (durable keys, majority timeout, replicator settings). */
+  readonly ddata?: ShardingDDataOptions;
   /**
    * Restart this type's entities after a rebalance, a crash, a coordinator fail-over and
    * a full restart, without waiting for a message (default false). Needs
@@ -131,6 +143,12 @@ export interface ResolvedStores {
   readonly rememberEntities: boolean;
   readonly rememberStore: RememberEntitiesStore | undefined;
   readonly coordinatorStore: (() => CoordinatorStore) | undefined;
+  /**
+   * stateStoreMode "ddata": the replicator's options. The coordinator store (and the
+   * remember store, unless one was given) are made from the type's replicator when the
+   * type starts (startShardingType), as they need the node.
+   */
+  readonly ddata: ResolvedShardingDData | undefined;
 }
 
 /** One entity type on this node, every option resolved (see the module comment). */
@@ -210,8 +228,10 @@ export function resolveShardingStores(
   if (p !== undefined && (typeof p !== "object" || typeof p.journal?.append !== "function"))
     throw new ConfigError("persistence.journal", p, "a Journal (e.g. sqlitePersistence().journal)");
   const mode = o.stateStoreMode ?? (p === undefined ? "regions" : "persistence");
-  if (mode !== "regions" && mode !== "persistence")
-    throw new ConfigError("stateStoreMode", mode, '"regions" or "persistence"');
+  if (mode !== "regions" && mode !== "persistence" && mode !== "ddata")
+    throw new ConfigError("stateStoreMode", mode, '"regions", "persistence" or "ddata"');
+  if (o.ddata !== undefined && mode !== "ddata")
+    throw new ConfigError("ddata", o.ddata, 'nothing, unless stateStoreMode is "ddata"');
   if (mode === "persistence" && p === undefined)
     throw new ConfigError(
       "stateStoreMode",
@@ -231,8 +251,9 @@ export function resolveShardingStores(
   const rememberEntities = o.rememberEntities ?? false;
   if (typeof rememberEntities !== "boolean")
     throw new ConfigError("rememberEntities", rememberEntities, "a boolean");
+  const ddata = mode === "ddata" ? resolveShardingDData(o.ddata, rememberEntities) : undefined;
   let rememberStore: RememberEntitiesStore | undefined;
-  if (rememberEntities) {
+  if (rememberEntities && ddata === undefined) {
     rememberStore =
       o.rememberEntitiesStore ??
       (p === undefined ? undefined : new JournalRememberEntitiesStore(p.journal, p.snapshots, now));
@@ -243,6 +264,7 @@ export function resolveShardingStores(
         "false, or true together with `rememberEntitiesStore` or `persistence: { journal }`",
       );
   }
+  if (rememberEntities && ddata !== undefined) rememberStore = o.rememberEntitiesStore;
   return {
     rememberEntities,
     rememberStore,
@@ -250,6 +272,7 @@ export function resolveShardingStores(
       mode === "persistence" && p !== undefined
         ? () => new JournalCoordinatorStore(p.journal, p.snapshots, typeName, now)
         : undefined,
+    ddata,
   };
 }
 
@@ -321,6 +344,7 @@ export function startShardingType(
   const name = spec.typeName;
   const singletonName = `shardCoordinator-${name}`;
   const coordinatorRole = spec.coordinatorRole ?? spec.role;
+  const stores = withDDataStores(host, spec);
   const coordinator = spec.proxyOnly
     ? ClusterSingleton.proxy<ShardingMsg>(host, singletonName, coordinatorRole)
     : ClusterSingleton.init<ShardingMsg>(host, {
@@ -336,11 +360,11 @@ export function startShardingType(
           strategy: spec.allocationStrategy,
           role: spec.role,
           settings: spec.settings.coordinator,
-          store: spec.stores.coordinatorStore,
+          store: stores.coordinatorStore,
         }) as Behavior<ShardingMsg>,
       });
   const member = uniqueAddressToString(cluster.self);
-  const { rememberStore } = spec.stores;
+  const { rememberStore } = stores;
   const region = system.core.systemGuardian.spawnChild(
     regionBehavior({
       typeName: name,
@@ -367,6 +391,47 @@ export function startShardingType(
   );
   installShutdown(host, name, region as ActorRef<RegionControl>);
   return { spec, region, coordinator };
+}
+
+/**
+ * stateStoreMode "ddata": the remembered entities are replicated among the members with
+ * the type's role, the coordinator's state among those with the coordinator's role (one
+ * replicator when the two are the same, as usual). A member starts the replicator of each
+ * role it has; a member with neither only proxies: it neither replicates nor stores.
+ */
+function withDDataStores(host: SingletonHost, spec: ShardingTypeSpec): ResolvedStores {
+  const { ddata, rememberEntities } = spec.stores;
+  if (ddata === undefined) return spec.stores;
+  const roles = host.cluster.selfRoles;
+  const has = (role: string | undefined) => role === undefined || roles.includes(role);
+  const role = spec.role;
+  const coordinatorRole = spec.coordinatorRole ?? role;
+  const shared = coordinatorRole === role;
+  const typeReplicator = has(role)
+    ? startShardingReplicator(host, spec.typeName, role, ddata, shared ? "all" : "shards")
+    : undefined;
+  const coordinatorReplicator = shared
+    ? typeReplicator
+    : has(coordinatorRole)
+      ? startShardingReplicator(host, spec.typeName, coordinatorRole, ddata, "coordinator")
+      : undefined;
+  return {
+    ...spec.stores,
+    rememberStore:
+      rememberEntities && typeReplicator !== undefined
+        ? (spec.stores.rememberStore ?? new DDataRememberEntitiesStore(typeReplicator, ddata))
+        : spec.stores.rememberStore,
+    coordinatorStore:
+      coordinatorReplicator === undefined
+        ? undefined
+        : () =>
+            new DDataCoordinatorStore(
+              coordinatorReplicator,
+              spec.typeName,
+              rememberEntities,
+              ddata,
+            ),
+  };
 }
 
 /**

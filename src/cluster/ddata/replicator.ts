@@ -108,6 +108,8 @@ export class Replicator {
   private readonly machine: ReplicatorMachine;
   private readonly codec: EnvelopeCodec;
   private readonly pending = new Map<number, Pending>();
+  /** The request being fed right now (see `request`). */
+  private inFlight: (Pending & { readonly req: number }) | undefined;
   private readonly subs = new Map<number, (d: ReplicatedData | undefined) => void>();
   private readonly timers = new Map<string, Disposable>();
   private readonly refs = new Map<string, ActorRef<ActorMsg>>();
@@ -200,14 +202,15 @@ export class Replicator {
    * written to `consistency` replicas. Rejects with UpdateTimeoutError (the update stays
    * applied locally and spreads later), DataDeletedError or ModifyFailureError.
    */
-  async update<T extends ReplicatedData>(
+  update<T extends ReplicatedData>(
     key: Key<T>,
     initial: T,
     modify: (current: T) => T,
     consistency: Consistency = LOCAL,
     options: OperationOptions = {},
   ): Promise<void> {
-    await this.request((req) => ({
+    // An update's reply carries no data: the request's promise resolves with undefined.
+    return this.request((req) => ({
       type: "update",
       req,
       key: key.id,
@@ -215,7 +218,7 @@ export class Replicator {
       modify: modify as unknown as (c: ReplicatedData) => ReplicatedData,
       consistency,
       ...timeout(options),
-    }));
+    })) as Promise<unknown> as Promise<void>;
   }
 
   /** Deletes `key` for good (it can never be used again). */
@@ -278,12 +281,27 @@ export class Replicator {
 
   // ------------------------------------------------------------------ driver
 
+  /**
+   * Feeds `input` (its `req` replaced by a fresh request number) and resolves with the
+   * machine's reply. A reply given while the input is handled (local consistency) is
+   * settled at once, without going through the pending table (the hot path of local
+   * updates).
+   */
   private request(make: (req: number) => ReplicatorInput): Promise<ReplicatedData | undefined> {
     if (this.stopped) return Promise.reject(new ReplicatorStoppedError());
     return new Promise((resolve, reject) => {
       const req = this.nextReq++;
-      this.pending.set(req, { resolve, reject });
-      this.feed(make(req));
+      // A subscriber called while this input is performed may issue a request of its own:
+      // the outer one is restored after it.
+      const outer = this.inFlight;
+      this.inFlight = { req, resolve, reject };
+      try {
+        this.feed(make(req));
+      } finally {
+        const answered = this.inFlight?.req !== req;
+        this.inFlight = outer;
+        if (!answered) this.pending.set(req, { resolve, reject });
+      }
     });
   }
 
@@ -316,9 +334,15 @@ export class Replicator {
           });
           break;
         case "reply": {
-          const p = this.pending.get(o.req);
-          if (p === undefined) break;
-          this.pending.delete(o.req);
+          let p: Pending | undefined;
+          if (this.inFlight?.req === o.req) {
+            p = this.inFlight;
+            this.inFlight = undefined;
+          } else {
+            p = this.pending.get(o.req);
+            if (p === undefined) break;
+            this.pending.delete(o.req);
+          }
           if (o.result.ok) p.resolve(o.result.data);
           else p.reject(o.result.error);
           break;

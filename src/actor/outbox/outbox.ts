@@ -149,194 +149,226 @@ const TICK_KEY = "outbox-redeliver";
 
 type Cmd<P> = OutboxCommand<P> | RedeliverTick;
 
+/** The options of an outbox, checked once (see `Outbox.behavior`). */
+interface ResolvedOutbox<P> {
+  readonly pid: string;
+  readonly settings: OutboxSettings;
+  readonly destinations: ReadonlyMap<string, DeliverFn<P>>;
+  readonly snapshotCodec: EventCodec<OutboxState<P>> | undefined;
+  readonly snapshotAfter: number | undefined;
+}
+
+/** @throws ConfigError naming the bad option. */
+function resolveOutbox<P>(options: OutboxOptions<P>): ResolvedOutbox<P> {
+  const settings = outboxSettings(options.settings);
+  if (typeof options.persistenceId !== "string" || options.persistenceId.length === 0)
+    throw new ConfigError("persistenceId", options.persistenceId, "a non-empty string");
+  const sa = options.snapshotAfter;
+  if (sa !== undefined && !(Number.isSafeInteger(sa) && sa >= 1))
+    throw new ConfigError("snapshotAfter", sa, "an integer >= 1");
+  const destinations = checkDestinations(options.destinations);
+  const snapshotting = options.snapshots !== undefined && options.snapshotCodec !== undefined;
+  const userSnapshotCodec = options.snapshotCodec;
+  const snapshotCodec: EventCodec<OutboxState<P>> | undefined =
+    userSnapshotCodec === undefined
+      ? undefined
+      : {
+          encode: (s) => userSnapshotCodec.encode(outboxSnapshotOf(s)),
+          decode: (id, bytes) => outboxStateOf(userSnapshotCodec.decode(id, bytes)),
+        };
+  if (sa !== undefined && !snapshotting)
+    throw new ConfigError("snapshotAfter", sa, "set together with snapshots and snapshotCodec");
+  return {
+    pid: options.persistenceId,
+    settings,
+    destinations,
+    snapshotCodec,
+    snapshotAfter: sa ?? (snapshotting ? OUTBOX_SNAPSHOT_AFTER_DEFAULT : undefined),
+  };
+}
+
+type OutboxEffect<P> = Effect<OutboxEvent<P>, OutboxState<P>>;
+
+/**
+ * One incarnation of an outbox: drives the RedeliveryPlanner with one timer and performs
+ * its plans (deliveries, warnings). Commands map to effects in `handle`; everything that
+ * happens after an event is durable runs in the effect's `thenRun`.
+ */
+class OutboxDriver<P> {
+  private readonly planner: RedeliveryPlanner;
+  private readonly confirmTo: ActorRef<OutboxConfirm>;
+  private readonly Eff = Effect.of<OutboxEvent<P>, OutboxState<P>>();
+  /** Time the tick timer is set for, if it is. */
+  private wakeAtMs: number | undefined;
+
+  constructor(
+    private readonly ctx: ActorContext<Cmd<P>>,
+    private readonly o: ResolvedOutbox<P>,
+  ) {
+    this.planner = new RedeliveryPlanner(o.settings);
+    this.confirmTo = ctx.self as ActorRef<OutboxConfirm>;
+  }
+
+  handle(state: OutboxState<P>, cmd: Cmd<P>): OutboxEffect<P> {
+    if (cmd instanceof RedeliverTick) return this.Eff.none().thenRun((s) => this.onTick(s));
+    switch (cmd.type) {
+      case "send":
+        return this.onSend(state, cmd);
+      case "confirm":
+        return this.onConfirm(state, cmd.deliveryId);
+      case "status":
+        return this.Eff.none().thenRun((s) => cmd.replyTo.tell(this.status(s)));
+      default:
+        return this.Eff.unhandled();
+    }
+  }
+
+  onRecovered(state: OutboxState<P>): void {
+    this.planner.clear();
+    this.ctx.timers.cancel(TICK_KEY);
+    this.wakeAtMs = undefined;
+    const now = this.ctx.now();
+    for (const id of state.unconfirmed.keys()) this.planner.recovered(id, now);
+    this.schedule();
+  }
+
+  private onSend(state: OutboxState<P>, cmd: OutboxSend<P>): OutboxEffect<P> {
+    const { replyTo } = cmd;
+    const reject = (r: OutboxRejected) => this.Eff.none().thenRun(() => replyTo?.tell(r));
+    if (!this.o.destinations.has(cmd.destination))
+      return reject({
+        type: "rejected",
+        reason: "unknown-destination",
+        destination: cmd.destination,
+      });
+    const unconfirmed = state.unconfirmed.size;
+    const unconfirmedMax = this.o.settings.unconfirmedMax;
+    if (!admitsSend(unconfirmed, unconfirmedMax))
+      return reject({ type: "rejected", reason: "unconfirmed-max", unconfirmed, unconfirmedMax });
+    const deliveryId = state.nextDeliveryId;
+    return this.Eff.persist({
+      type: "sent",
+      deliveryId,
+      destination: cmd.destination,
+      payload: cmd.payload,
+    }).thenRun((s) => {
+      const a = this.planner.firstAttempt(deliveryId, this.ctx.now());
+      const entry = s.unconfirmed.get(deliveryId);
+      if (entry !== undefined) this.attempt(entry, a.attempt);
+      this.schedule();
+      replyTo?.tell({ type: "accepted", deliveryId });
+    });
+  }
+
+  private onConfirm(state: OutboxState<P>, id: number): OutboxEffect<P> {
+    if (!state.unconfirmed.has(id)) return this.Eff.none(); // already confirmed, or unknown
+    return this.Eff.persist({ type: "confirmed", deliveryId: id }).thenRun(() => {
+      this.planner.confirm(id);
+    });
+  }
+
+  private status(s: OutboxState<P>): OutboxStatus<P> {
+    return {
+      nextDeliveryId: s.nextDeliveryId,
+      unconfirmed: [...s.unconfirmed.values()].map((e) => ({
+        ...e,
+        attempts: this.planner.attempts(e.deliveryId) ?? 0,
+      })),
+    };
+  }
+
+  private attempt(entry: OutboxEntry<P>, attemptNr: number): void {
+    const fields = {
+      persistenceId: this.o.pid,
+      deliveryId: entry.deliveryId,
+      destination: entry.destination,
+    };
+    const deliver = this.o.destinations.get(entry.destination);
+    if (deliver === undefined) {
+      this.ctx.log.warn("outbox destination is not configured; message kept", fields);
+      return;
+    }
+    try {
+      deliver({
+        outboxId: this.o.pid,
+        deliveryId: entry.deliveryId,
+        destination: entry.destination,
+        payload: entry.payload,
+        attempt: attemptNr,
+        confirmTo: this.confirmTo,
+      });
+    } catch (error) {
+      // An attempt that failed to go out is just a lost attempt: it is retried.
+      this.ctx.log.warn("outbox destination threw; will redeliver", { ...fields, error });
+    }
+  }
+
+  private schedule(): void {
+    const next = this.planner.nextWakeAtMs();
+    if (next === undefined) {
+      if (this.wakeAtMs !== undefined) this.ctx.timers.cancel(TICK_KEY);
+      this.wakeAtMs = undefined;
+      return;
+    }
+    if (this.wakeAtMs !== undefined && this.wakeAtMs <= next) return; // fires in time (or early)
+    this.wakeAtMs = next;
+    this.ctx.timers.startSingleTimer(TICK_KEY, TICK, Math.max(0, Math.ceil(next - this.ctx.now())));
+  }
+
+  private onTick(state: OutboxState<P>): void {
+    this.wakeAtMs = undefined;
+    const plan = this.planner.tick(this.ctx.now());
+    if (plan.warn.length > 0) this.warn(state, plan.warn);
+    for (const a of plan.deliver) {
+      const entry = state.unconfirmed.get(a.deliveryId);
+      if (entry !== undefined) this.attempt(entry, a.attempt);
+    }
+    this.schedule();
+  }
+
+  private warn(
+    state: OutboxState<P>,
+    list: readonly { deliveryId: number; attempt: number }[],
+  ): void {
+    const deliveries = list.map((w) => ({
+      deliveryId: w.deliveryId,
+      destination: state.unconfirmed.get(w.deliveryId)?.destination ?? "",
+      attempts: w.attempt,
+    }));
+    this.ctx.log.warn("outbox messages still unconfirmed", {
+      persistenceId: this.o.pid,
+      count: deliveries.length,
+      warnAfterAttempts: this.o.settings.warnAfterAttempts,
+      deliveryIds: deliveries.slice(0, 20).map((d) => d.deliveryId),
+    });
+    const event: OutboxUnconfirmedWarning = {
+      type: "OutboxUnconfirmedWarning",
+      persistenceId: this.o.pid,
+      deliveries,
+    };
+    this.ctx.system.eventStream.publish(event);
+  }
+}
+
 export const Outbox = {
   /** The behavior of a persistent outbox (supervised like every EventSourcedBehavior). */
   behavior<P>(options: OutboxOptions<P>): Behavior<OutboxCommand<P>> {
-    const settings = outboxSettings(options.settings);
-    if (typeof options.persistenceId !== "string" || options.persistenceId.length === 0)
-      throw new ConfigError("persistenceId", options.persistenceId, "a non-empty string");
-    const sa = options.snapshotAfter;
-    if (sa !== undefined && !(Number.isSafeInteger(sa) && sa >= 1))
-      throw new ConfigError("snapshotAfter", sa, "an integer >= 1");
-    const destinations = checkDestinations(options.destinations);
-    const snapshotting = options.snapshots !== undefined && options.snapshotCodec !== undefined;
-    const userSnapshotCodec = options.snapshotCodec;
-    const snapshotCodec: EventCodec<OutboxState<P>> | undefined =
-      userSnapshotCodec === undefined
-        ? undefined
-        : {
-            encode: (s) => userSnapshotCodec.encode(outboxSnapshotOf(s)),
-            decode: (id, bytes) => outboxStateOf(userSnapshotCodec.decode(id, bytes)),
-          };
-    if (sa !== undefined && !snapshotting)
-      throw new ConfigError("snapshotAfter", sa, "set together with snapshots and snapshotCodec");
-    const snapshotAfter = sa ?? (snapshotting ? OUTBOX_SNAPSHOT_AFTER_DEFAULT : undefined);
-    const pid = options.persistenceId;
-    const emptyState = emptyOutboxState<P>();
-
+    const o = resolveOutbox(options);
     return Behaviors.setup<Cmd<P>>((ctx) => {
-      const planner = new RedeliveryPlanner(settings);
-      const confirmTo = ctx.self as ActorRef<OutboxConfirm>;
-      /** Time the tick timer is set for, if it is. */
-      let wakeAtMs: number | undefined;
-
-      function attempt(entry: OutboxEntry<P>, attemptNr: number): void {
-        const deliver = destinations.get(entry.destination);
-        if (deliver === undefined) {
-          ctx.log.warn("outbox destination is not configured; message kept", {
-            persistenceId: pid,
-            deliveryId: entry.deliveryId,
-            destination: entry.destination,
-          });
-          return;
-        }
-        try {
-          deliver({
-            outboxId: pid,
-            deliveryId: entry.deliveryId,
-            destination: entry.destination,
-            payload: entry.payload,
-            attempt: attemptNr,
-            confirmTo,
-          });
-        } catch (error) {
-          // An attempt that failed to go out is just a lost attempt: it is retried.
-          ctx.log.warn("outbox destination threw; will redeliver", {
-            persistenceId: pid,
-            deliveryId: entry.deliveryId,
-            destination: entry.destination,
-            error,
-          });
-        }
-      }
-
-      function schedule(): void {
-        const next = planner.nextWakeAtMs();
-        if (next === undefined) {
-          if (wakeAtMs !== undefined) ctx.timers.cancel(TICK_KEY);
-          wakeAtMs = undefined;
-          return;
-        }
-        if (wakeAtMs !== undefined && wakeAtMs <= next) return; // fires in time (or early)
-        wakeAtMs = next;
-        ctx.timers.startSingleTimer(TICK_KEY, TICK, Math.max(0, Math.ceil(next - ctx.now())));
-      }
-
-      function onTick(state: OutboxState<P>): void {
-        wakeAtMs = undefined;
-        const plan = planner.tick(ctx.now());
-        if (plan.warn.length > 0) warn(state, plan.warn);
-        for (const a of plan.deliver) {
-          const entry = state.unconfirmed.get(a.deliveryId);
-          if (entry !== undefined) attempt(entry, a.attempt);
-        }
-        schedule();
-      }
-
-      function warn(
-        state: OutboxState<P>,
-        list: readonly { deliveryId: number; attempt: number }[],
-      ): void {
-        const deliveries = list.map((w) => ({
-          deliveryId: w.deliveryId,
-          destination: state.unconfirmed.get(w.deliveryId)?.destination ?? "",
-          attempts: w.attempt,
-        }));
-        ctx.log.warn("outbox messages still unconfirmed", {
-          persistenceId: pid,
-          count: deliveries.length,
-          warnAfterAttempts: settings.warnAfterAttempts,
-          deliveryIds: deliveries.slice(0, 20).map((d) => d.deliveryId),
-        });
-        const event: OutboxUnconfirmedWarning = {
-          type: "OutboxUnconfirmedWarning",
-          persistenceId: pid,
-          deliveries,
-        };
-        ctx.system.eventStream.publish(event);
-      }
-
-      function onRecovered(state: OutboxState<P>): void {
-        planner.clear();
-        ctx.timers.cancel(TICK_KEY);
-        wakeAtMs = undefined;
-        const now = ctx.now();
-        for (const id of state.unconfirmed.keys()) planner.recovered(id, now);
-        schedule();
-      }
-
-      const Eff = Effect.of<OutboxEvent<P>, OutboxState<P>>();
-
-      function handle(state: OutboxState<P>, cmd: Cmd<P>): Effect<OutboxEvent<P>, OutboxState<P>> {
-        if (cmd instanceof RedeliverTick) return Eff.none().thenRun(onTick);
-        switch (cmd.type) {
-          case "send": {
-            const replyTo = cmd.replyTo;
-            const reject = (r: OutboxRejected) => Eff.none().thenRun(() => replyTo?.tell(r));
-            if (!destinations.has(cmd.destination))
-              return reject({
-                type: "rejected",
-                reason: "unknown-destination",
-                destination: cmd.destination,
-              });
-            const unconfirmed = state.unconfirmed.size;
-            if (!admitsSend(unconfirmed, settings.unconfirmedMax))
-              return reject({
-                type: "rejected",
-                reason: "unconfirmed-max",
-                unconfirmed,
-                unconfirmedMax: settings.unconfirmedMax,
-              });
-            const deliveryId = state.nextDeliveryId;
-            return Eff.persist({
-              type: "sent",
-              deliveryId,
-              destination: cmd.destination,
-              payload: cmd.payload,
-            }).thenRun((s) => {
-              const a = planner.firstAttempt(deliveryId, ctx.now());
-              const entry = s.unconfirmed.get(deliveryId);
-              if (entry !== undefined) attempt(entry, a.attempt);
-              schedule();
-              replyTo?.tell({ type: "accepted", deliveryId });
-            });
-          }
-          case "confirm": {
-            const id = cmd.deliveryId;
-            if (!state.unconfirmed.has(id)) return Eff.none(); // already confirmed, or unknown
-            return Eff.persist({ type: "confirmed", deliveryId: id }).thenRun(() => {
-              planner.confirm(id);
-            });
-          }
-          case "status":
-            return Eff.none().thenRun((s) =>
-              cmd.replyTo.tell({
-                nextDeliveryId: s.nextDeliveryId,
-                unconfirmed: [...s.unconfirmed.values()].map((e) => ({
-                  ...e,
-                  attempts: planner.attempts(e.deliveryId) ?? 0,
-                })),
-              }),
-            );
-          default:
-            return Eff.unhandled();
-        }
-      }
-
+      const driver = new OutboxDriver(ctx, o);
       return EventSourcedBehavior.create<Cmd<P>, OutboxEvent<P>, OutboxState<P>>({
-        persistenceId: pid,
-        emptyState,
-        commandHandler: handle,
+        persistenceId: o.pid,
+        emptyState: emptyOutboxState<P>(),
+        commandHandler: (state, cmd) => driver.handle(state, cmd),
         eventHandler: applyOutboxEvent,
         journal: options.journal,
         eventCodec: options.eventCodec,
         ...(options.snapshots === undefined ? {} : { snapshots: options.snapshots }),
-        ...(snapshotCodec === undefined ? {} : { snapshotCodec }),
-        ...(snapshotAfter === undefined ? {} : { snapshotAfter }),
+        ...(o.snapshotCodec === undefined ? {} : { snapshotCodec: o.snapshotCodec }),
+        ...(o.snapshotAfter === undefined ? {} : { snapshotAfter: o.snapshotAfter }),
         ...(options.timestampMs === undefined ? {} : { timestampMs: options.timestampMs }),
         ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
-        onRecoveryCompleted: (state: OutboxState<P>, _ctx: ActorContext<Cmd<P>>) =>
-          onRecovered(state),
+        onRecoveryCompleted: (state: OutboxState<P>) => driver.onRecovered(state),
       });
     }) as Behavior<unknown> as Behavior<OutboxCommand<P>>;
   },

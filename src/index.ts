@@ -100,6 +100,7 @@ export {
   EntityTypeKey,
   type EntityTypeKeyOptions,
   type ShardedEntityOptions,
+  type ShardHandOff,
   type ShardingDDataOptions,
   type ShardingProxyOptions,
   type ShardingSettingsOptions,

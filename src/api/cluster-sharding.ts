@@ -29,7 +29,7 @@ import {
   startShardingType,
 } from "../cluster/sharding/sharding-type.js";
 import type { SingletonHost } from "../cluster/singleton/cluster-singleton.js";
-import { EntityEnvelope, type RegionControl } from "../protocol/sharding.js";
+import { EntityEnvelope, type RegionControl, type ShardHandOffView } from "../protocol/sharding.js";
 import { validatingRef } from "./entity-schema.js";
 import {
   isStartEntity,
@@ -141,6 +141,9 @@ export interface ClusterShardingStats {
   }[];
   readonly failed: readonly string[];
 }
+
+/** A hand-off in progress (`getShardHandOffs`): a shard leaving its region. */
+export type ShardHandOff = ShardHandOffView;
 
 /** Where an entity lives (undefined region: its shard has no known home yet). */
 export interface EntityLocation {
@@ -274,6 +277,24 @@ export class ClusterSharding {
       this.entry(typeKey).coordinator,
       (replyTo: ActorRef<readonly string[]>) => ({
         type: "shardkit.get-regions",
+        replyTo,
+      }),
+      { timeoutMs: options.timeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT },
+    );
+  }
+
+  /**
+   * The hand-offs in progress at the coordinator of `typeKey` (rebalances and graceful
+   * shutdowns): which shard, from which region, in which phase, since when.
+   */
+  async getShardHandOffs(
+    typeKey: EntityTypeKey<unknown>,
+    options: { timeoutMs?: number } = {},
+  ): Promise<readonly ShardHandOff[]> {
+    return await ask(
+      this.entry(typeKey).coordinator,
+      (replyTo: ActorRef<readonly ShardHandOff[]>) => ({
+        type: "shardkit.get-hand-offs",
         replyTo,
       }),
       { timeoutMs: options.timeoutMs ?? QUERY_TIMEOUT_MS_DEFAULT },

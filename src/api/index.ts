@@ -30,6 +30,7 @@ export {
   EntityTypeKey,
   type EntityTypeKeyOptions,
   type ShardedEntityOptions,
+  type ShardHandOff,
   type ShardingStoreOptions,
   type ShardRegionState,
   type StateStoreMode,

@@ -33,7 +33,10 @@ export function registerShardingRoutes(
   router.register("GET", "/cluster/shards/{type}", async (req) => {
     const type = req.params.type as string;
     const key = EntityTypeKey<unknown>(type);
-    const stats = await sharding().getClusterShardingStats(key, { timeoutMs: queryTimeoutMs() });
+    const [stats, handOffs] = await Promise.all([
+      sharding().getClusterShardingStats(key, { timeoutMs: queryTimeoutMs() }),
+      sharding().getShardHandOffs(key, { timeoutMs: queryTimeoutMs() }),
+    ]);
     const regions = stats.regions.map((r) => {
       const shards = Object.entries(r.shards)
         .map(([shardId, entities]) => ({ shardId, entities }))
@@ -54,6 +57,7 @@ export function registerShardingRoutes(
         shardCount: regions.reduce((n, r) => n + r.shardCount, 0),
         entityCount: regions.reduce((n, r) => n + r.entityCount, 0),
         failed: stats.failed,
+        handOffs: handOffs.map((h) => ({ ...h, fromNode: regionNode(h.fromRegion) })),
       },
     };
   });

@@ -350,12 +350,29 @@ export type ShardingMsg =
   | { readonly type: "shardkit.coordinator-is"; readonly id: RegionId }
   /** Anyone -> coordinator: the registered regions. */
   | { readonly type: "shardkit.get-regions"; readonly replyTo: ReplyTo<readonly RegionId[]> }
+  /** Anyone -> coordinator: the hand-offs in progress. */
+  | {
+      readonly type: "shardkit.get-hand-offs";
+      readonly replyTo: ReplyTo<readonly ShardHandOffView[]>;
+    }
   /** Region -> region -> coordinator: a command relayed by the receiver (hand-off barrier). */
   | {
       readonly type: "shardkit.relay-to-coordinator";
       readonly coordinator: RegionId;
       readonly cmd: CoordinatorCommand;
     };
+
+/** A hand-off in progress at the coordinator (queries). */
+export interface ShardHandOffView {
+  readonly shardId: ShardId;
+  /** The region handing the shard off (its current home). */
+  readonly fromRegion: RegionId;
+  readonly reason: "rebalance" | "shutdown";
+  /** "begin": waiting for every region to acknowledge; "hand-off": the home is stopping it. */
+  readonly phase: "begin" | "hand-off";
+  /** When the coordinator started it (its clock, ms). */
+  readonly startedAtMs: number;
+}
 
 /** What a region reports about itself (queries). */
 export interface RegionState {
@@ -437,6 +454,7 @@ const SHARDING_MSG_FIELDS: Readonly<Record<ShardingMsg["type"], (v: Fields) => b
   "shardkit.identify-coordinator": (v) => isReplyTo(v.replyTo),
   "shardkit.coordinator-is": (v) => isStr(v.id),
   "shardkit.get-regions": (v) => isReplyTo(v.replyTo),
+  "shardkit.get-hand-offs": (v) => isReplyTo(v.replyTo),
   "shardkit.relay-to-coordinator": (v) => isStr(v.coordinator) && isCoordinatorCommand(v.cmd),
 };
 

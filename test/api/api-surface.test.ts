@@ -349,6 +349,7 @@ describe("public API surface", () => {
         "SchemaIssue",
         "SerializationError",
         "ShardAllocationStrategy",
+        "ShardHandOff",
         "ShardId",
         "ShardIdAlgorithm",
         "ShardRegionState",

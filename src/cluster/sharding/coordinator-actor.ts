@@ -266,6 +266,16 @@ class CoordinatorDriver {
         m.replyTo.tell({ type: "shardkit.coordinator-is", id: this.selfId }),
       "shardkit.get-regions": (m) =>
         m.replyTo.tell(this.machine.view().regions.map((r) => r.region)),
+      "shardkit.get-hand-offs": (m) =>
+        m.replyTo.tell(
+          this.machine.view().handOffs.map((h) => ({
+            shardId: h.shard,
+            fromRegion: h.owner,
+            reason: h.reason,
+            phase: h.phase,
+            startedAtMs: h.startedAtMs,
+          })),
+        ),
       "shardkit.from-coordinator": ignore,
       "shardkit.coordinator-is": ignore,
       "shardkit.relay-to-coordinator": ignore,

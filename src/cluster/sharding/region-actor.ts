@@ -329,6 +329,7 @@ class RegionDriver {
       "shardkit.to-coordinator": () => {},
       "shardkit.identify-coordinator": () => {},
       "shardkit.get-regions": () => {},
+      "shardkit.get-hand-offs": () => {},
     };
   }
 

@@ -49,6 +49,8 @@ import {
   EntityTypeKey,
 } from "../src/api/index.js";
 import { murmur3ShardId } from "../src/core/sharding/shard-id.js";
+import { metricsOf } from "../src/observability/index.js";
+import { prometheusText } from "../src/observability/prometheus-text.js";
 import { createNodeRuntime } from "../src/runtime/node/index.js";
 import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
 import { type BenchGroup, gc, hasGc, median, percentile, repeat, wants } from "./harness.js";
@@ -187,11 +189,16 @@ interface Single {
   sharding: ClusterSharding;
 }
 
-async function withSingle<T>(numberOfShards: number, fn: (s: Single) => Promise<T>): Promise<T> {
+async function withSingle<T>(
+  numberOfShards: number,
+  fn: (s: Single) => Promise<T>,
+  metrics = false,
+): Promise<T> {
   const port = await freePort();
   const node = await startNode(port, port);
   try {
     await waitUntil(() => node.cluster.selfMember?.status === "up", START_TIMEOUT_MS, "member up");
+    if (metrics) metricsOf(node);
     const sharding = ClusterSharding.get(node);
     sharding.init({ typeKey: Key, numberOfShards, createBehavior: () => sharedBehavior });
     return await fn({ node, sharding });
@@ -200,26 +207,50 @@ async function withSingle<T>(numberOfShards: number, fn: (s: Single) => Promise<
   }
 }
 
-async function localTell(): Promise<number> {
-  return withSingle(100, async ({ sharding }) => {
-    const refs: EntityRef<Msg>[] = [];
-    for (let i = 0; i < TELL_ENTITIES; i++) refs.push(sharding.entityRefFor(Key, `e-${i}`));
-    await Promise.all(
-      refs.map((r) =>
-        r.ask((replyTo: ActorRef<number>) => ({ t: "ping", replyTo }), {
-          timeoutMs: ASK_TIMEOUT_MS,
-        }),
-      ),
-    );
-    const msg: Msg = { t: "n" };
-    const base = processed;
-    const t0 = performance.now();
-    for (let sent = 0; sent < TELL_TOTAL; sent += TELL_BATCH) {
-      for (let i = 0; i < TELL_BATCH; i++) (refs[i % TELL_ENTITIES] as EntityRef<Msg>).tell(msg);
-      await waitProcessed(base + sent + TELL_BATCH);
-    }
-    return (TELL_TOTAL / (performance.now() - t0)) * 1000;
-  });
+async function localTell(metrics = false): Promise<number> {
+  return withSingle(
+    100,
+    async ({ node, sharding }) => {
+      const refs: EntityRef<Msg>[] = [];
+      for (let i = 0; i < TELL_ENTITIES; i++) refs.push(sharding.entityRefFor(Key, `e-${i}`));
+      await Promise.all(
+        refs.map((r) =>
+          r.ask((replyTo: ActorRef<number>) => ({ t: "ping", replyTo }), {
+            timeoutMs: ASK_TIMEOUT_MS,
+          }),
+        ),
+      );
+      const msg: Msg = { t: "n" };
+      const base = processed;
+      const t0 = performance.now();
+      for (let sent = 0; sent < TELL_TOTAL; sent += TELL_BATCH) {
+        for (let i = 0; i < TELL_BATCH; i++) (refs[i % TELL_ENTITIES] as EntityRef<Msg>).tell(msg);
+        await waitProcessed(base + sent + TELL_BATCH);
+      }
+      const rate = (TELL_TOTAL / (performance.now() - t0)) * 1000;
+      // with metrics on, a scrape must work and see the entities
+      if (
+        metrics &&
+        !prometheusText(metricsOf(node).registry.collect()).includes("shardkit_sharding_entities")
+      )
+        throw new Error("metrics on, but no sharding series");
+      return rate;
+    },
+    metrics,
+  );
+}
+
+/** Local tell throughput with metrics off and on, alternating; overhead in % of off. */
+async function metricsOverhead(): Promise<{ off: number; on: number; pct: number }> {
+  const off: number[] = [];
+  const on: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    off.push(await localTell(false));
+    on.push(await localTell(true));
+  }
+  const o = median(off.slice(1));
+  const m = median(on.slice(1));
+  return { off: o, on: m, pct: ((o - m) / o) * 100 };
 }
 
 async function activation(): Promise<number> {
@@ -813,6 +844,15 @@ export const shardingGroup: BenchGroup = {
         value: median(tell),
         unit: "msg/s",
         note: `1 node, ${TELL_ENTITIES} active entities, ${TELL_TOTAL / 1e6} M msgs`,
+      });
+    }
+    if (wants("sharding.metrics")) {
+      const r = await metricsOverhead();
+      report({
+        metric: "sharding.metrics.overhead.pct",
+        value: Number(r.pct.toFixed(2)),
+        unit: "%",
+        note: `local tell, median of 3 (after a warm-up) with metrics off ${Math.round(r.off)} msg/s vs on ${Math.round(r.on)} msg/s`,
       });
     }
     if (wants("sharding.activation")) {

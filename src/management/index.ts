@@ -15,6 +15,7 @@ import { registerClusterRoutes } from "./cluster-routes.js";
 import { registerBootstrapRoute, resolveDiscoverySettings, startDiscovery } from "./discovery.js";
 import { Readiness, type ReadinessCheck, registerHealthRoutes } from "./health.js";
 import { ManagementHttpServer } from "./http-server.js";
+import { registerMetricsRoutes } from "./metrics-routes.js";
 import { Router } from "./router.js";
 import { type ManagementSettings, resolveManagementSettings } from "./settings.js";
 import { registerShardingRoutes } from "./sharding-routes.js";
@@ -77,6 +78,7 @@ export async function startManagement(
   registerClusterRoutes(router, node);
   registerShardingRoutes(router, node, queryTimeoutMs);
   registerBootstrapRoute(router, node);
+  if (settings.metrics) registerMetricsRoutes(router, node);
   const log = node.system.log.child({ component: "management" });
   const server = await ManagementHttpServer.start(settings, router, log);
   const management: Management = {

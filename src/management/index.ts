@@ -12,6 +12,7 @@ import {
 } from "../api/node-extensions.js";
 import { ConfigError } from "../base/errors.js";
 import { registerClusterRoutes } from "./cluster-routes.js";
+import { registerDashboardRoutes } from "./dashboard-routes.js";
 import { registerBootstrapRoute, resolveDiscoverySettings, startDiscovery } from "./discovery.js";
 import { Readiness, type ReadinessCheck, registerHealthRoutes } from "./health.js";
 import { ManagementHttpServer } from "./http-server.js";
@@ -79,6 +80,8 @@ export async function startManagement(
   registerShardingRoutes(router, node, queryTimeoutMs);
   registerBootstrapRoute(router, node);
   if (settings.metrics) registerMetricsRoutes(router, node);
+  if (settings.dashboard)
+    registerDashboardRoutes(router, node, queryTimeoutMs, settings.dashboardRefreshMs);
   const log = node.system.log.child({ component: "management" });
   const server = await ManagementHttpServer.start(settings, router, log);
   const management: Management = {

@@ -4,6 +4,9 @@
  *
  * - sharding.local.tell.throughput: 1 000 active entities, tells through EntityRefs
  *   created once; messages counted in the entities, all processed (msgs/s).
+ * - sharding.metrics.overhead.pct: the same local tells (1 M per run) with the node's
+ *   metrics off and on (metricsOf(node) before init, one scrape at the end), in off/on
+ *   pairs; median over the pairs of (off - on) / off in % (docs/observability.md).
  * - sharding.activation.rate: one message each to 50 000 new entity ids; time until all
  *   have been created and have processed it (entities/s).
  * - sharding.idle.bytes: heapUsed delta (after gc) per idle entity, 100 000 entities of a
@@ -90,6 +93,9 @@ const TELL_ENTITIES = 1_000;
 /** Long enough that JIT warm-up of a fresh node is a small part of the figure (~1 s a run). */
 const TELL_TOTAL = 2_000_000;
 const TELL_BATCH = 50_000;
+/** Metrics overhead: off/on pairs and messages per run. */
+const METRICS_PAIRS = 6;
+const METRICS_TELL_TOTAL = 1_000_000;
 const ACTIVATION_N = 50_000;
 const IDLE_N = 100_000;
 const IDLE_RUNS = 1;
@@ -207,7 +213,7 @@ async function withSingle<T>(
   }
 }
 
-async function localTell(metrics = false): Promise<number> {
+async function localTell(metrics = false, total = TELL_TOTAL): Promise<number> {
   return withSingle(
     100,
     async ({ node, sharding }) => {
@@ -223,11 +229,11 @@ async function localTell(metrics = false): Promise<number> {
       const msg: Msg = { t: "n" };
       const base = processed;
       const t0 = performance.now();
-      for (let sent = 0; sent < TELL_TOTAL; sent += TELL_BATCH) {
+      for (let sent = 0; sent < total; sent += TELL_BATCH) {
         for (let i = 0; i < TELL_BATCH; i++) (refs[i % TELL_ENTITIES] as EntityRef<Msg>).tell(msg);
         await waitProcessed(base + sent + TELL_BATCH);
       }
-      const rate = (TELL_TOTAL / (performance.now() - t0)) * 1000;
+      const rate = (total / (performance.now() - t0)) * 1000;
       // with metrics on, a scrape must work and see the entities
       if (
         metrics &&
@@ -240,17 +246,26 @@ async function localTell(metrics = false): Promise<number> {
   );
 }
 
-/** Local tell throughput with metrics off and on, alternating; overhead in % of off. */
+/**
+ * Local tell throughput with metrics off and on, in pairs (off then on, order swapped every
+ * other pair so that warming up favours neither); the overhead is the median over the
+ * pairs of (off - on) / off in %, which cancels most of a slow drift of the machine's load.
+ */
 async function metricsOverhead(): Promise<{ off: number; on: number; pct: number }> {
   const off: number[] = [];
   const on: number[] = [];
-  for (let i = 0; i < 4; i++) {
-    off.push(await localTell(false));
-    on.push(await localTell(true));
+  const pct: number[] = [];
+  await localTell(false); // warm-up
+  for (let i = 0; i < METRICS_PAIRS; i++) {
+    const first = i % 2 === 0;
+    const a = await localTell(!first, METRICS_TELL_TOTAL);
+    const b = await localTell(first, METRICS_TELL_TOTAL);
+    const [o, m] = first ? [a, b] : [b, a];
+    off.push(o);
+    on.push(m);
+    pct.push(((o - m) / o) * 100);
   }
-  const o = median(off.slice(1));
-  const m = median(on.slice(1));
-  return { off: o, on: m, pct: ((o - m) / o) * 100 };
+  return { off: median(off), on: median(on), pct: median(pct) };
 }
 
 async function activation(): Promise<number> {
@@ -852,7 +867,7 @@ export const shardingGroup: BenchGroup = {
         metric: "sharding.metrics.overhead.pct",
         value: Number(r.pct.toFixed(2)),
         unit: "%",
-        note: `local tell, median of 3 (after a warm-up) with metrics off ${Math.round(r.off)} msg/s vs on ${Math.round(r.on)} msg/s`,
+        note: `local tell, median over ${METRICS_PAIRS} off/on pairs; medians off ${Math.round(r.off)} msg/s vs on ${Math.round(r.on)} msg/s`,
       });
     }
     if (wants("sharding.activation")) {

@@ -37,6 +37,9 @@ export interface ShardEvent {
   readonly shardId: string;
 }
 
+/** Bound of the set of removed members remembered (cleared when full). */
+export const REMOVED_MEMBERS_TRACKED_MAX = 1_000;
+
 /** Bound of the local shard-event ring. */
 export const SHARD_EVENTS_MAX = 200;
 
@@ -60,6 +63,8 @@ export class NodeMetrics implements Disposable {
   /** The last local shard starts and stops (oldest first, at most SHARD_EVENTS_MAX). */
   readonly shardEvents: ShardEvent[] = [];
   private readonly disposables: Disposable[] = [];
+  /** Members removed from the cluster (their association events are ignored). */
+  private readonly removed = new Set<string>();
   private disposed = false;
 
   constructor(
@@ -141,6 +146,8 @@ export class NodeMetrics implements Disposable {
 
   /** Drops every series about `member` (it left the cluster). */
   memberGone(member: string): void {
+    if (this.removed.size >= REMOVED_MEMBERS_TRACKED_MAX) this.removed.clear();
+    this.removed.add(member);
     this.registry.removeSeries("member", member);
   }
 
@@ -226,6 +233,8 @@ export class NodeMetrics implements Disposable {
     this.disposables.push(
       rem.onAssociationEvent((e) => {
         const member = peerNode(system, e.hostPort);
+        // a removed member's series stay removed (reconnect attempts to it are not news)
+        if (this.removed.has(member)) return;
         if (e.type === "established") assocUp.labels({ member }).set(1);
         else {
           assocUp.labels({ member }).set(0);

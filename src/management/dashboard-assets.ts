@@ -190,7 +190,7 @@ export const DASHBOARD_APP_JS = `"use strict";
     var headers = token ? { authorization: "Bearer " + token } : {};
     fetch("/dashboard/state", { headers: headers, cache: "no-store" })
       .then(function (r) {
-        if (!r.ok) throw new Error("HTTP " + r.status + (r.status === 401 ? " (add #token=... to the URL)" : ""));
+        if (!r.ok) return Promise.reject({ message: "HTTP " + r.status + (r.status === 401 ? " (add #token=... to the URL)" : "") });
         return r.json();
       })
       .then(function (s) {

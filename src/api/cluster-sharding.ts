@@ -453,23 +453,26 @@ function checkTypeName(name: string): string {
   return EntityTypeKey<unknown>(name).name;
 }
 
-/** One listener calling each of `listeners` in order (undefined for none). */
+/**
+ * One listener calling each of `listeners` in order (undefined for none); what one throws
+ * does not keep the others from being told (sharding-lifecycle.ts swallows it too).
+ */
 function combineLifecycles(
   listeners: readonly ShardingLifecycleListener[],
 ): ShardingLifecycleListener | undefined {
   if (listeners.length <= 1) return listeners[0];
+  const each = (f: (l: ShardingLifecycleListener) => void) => {
+    for (const l of listeners)
+      try {
+        f(l);
+      } catch {
+        // a listener must not break sharding nor the other listeners
+      }
+  };
   return {
-    shardStarted: (t, s, n) => {
-      for (const l of listeners) l.shardStarted?.(t, s, n);
-    },
-    shardStopped: (t, s, n) => {
-      for (const l of listeners) l.shardStopped?.(t, s, n);
-    },
-    entityStarted: (t, e, n, s) => {
-      for (const l of listeners) l.entityStarted?.(t, e, n, s);
-    },
-    entityStopped: (t, e, n, s) => {
-      for (const l of listeners) l.entityStopped?.(t, e, n, s);
-    },
+    shardStarted: (t, s, n) => each((l) => l.shardStarted?.(t, s, n)),
+    shardStopped: (t, s, n) => each((l) => l.shardStopped?.(t, s, n)),
+    entityStarted: (t, e, n, s) => each((l) => l.entityStarted?.(t, e, n, s)),
+    entityStopped: (t, e, n, s) => each((l) => l.entityStopped?.(t, e, n, s)),
   };
 }

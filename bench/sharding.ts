@@ -4,6 +4,10 @@
  *
  * - sharding.local.tell.throughput: 1 000 active entities, tells through EntityRefs
  *   created once; messages counted in the entities, all processed (msgs/s).
+ * - sharding.metrics.overhead.pct: the same local tells (1 M per run) with the node's
+ *   metrics off and on (metricsOf(node) before init, one scrape at the end), in off/on
+ *   pairs, each rate in messages per CPU second of this process (stable on a shared
+ *   machine); median over the pairs of (off - on) / off in % (docs/observability.md).
  * - sharding.activation.rate: one message each to 50 000 new entity ids; time until all
  *   have been created and have processed it (entities/s).
  * - sharding.idle.bytes: heapUsed delta (after gc) per idle entity, 100 000 entities of a
@@ -53,6 +57,8 @@ import {
   EntityTypeKey,
 } from "../src/api/index.js";
 import { murmur3ShardId } from "../src/core/sharding/shard-id.js";
+import { metricsOf } from "../src/observability/index.js";
+import { prometheusText } from "../src/observability/prometheus-text.js";
 import { createNodeRuntime } from "../src/runtime/node/index.js";
 import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
 import { type BenchGroup, gc, hasGc, median, percentile, repeat, wants } from "./harness.js";
@@ -92,6 +98,9 @@ const TELL_ENTITIES = 1_000;
 /** Long enough that JIT warm-up of a fresh node is a small part of the figure (~1 s a run). */
 const TELL_TOTAL = 2_000_000;
 const TELL_BATCH = 50_000;
+/** Metrics overhead: off/on pairs and messages per run. */
+const METRICS_PAIRS = 6;
+const METRICS_TELL_TOTAL = 1_000_000;
 const ACTIVATION_N = 50_000;
 const IDLE_N = 100_000;
 const IDLE_RUNS = 1;
@@ -207,12 +216,14 @@ interface Single {
 async function withSingle<T>(
   numberOfShards: number,
   fn: (s: Single) => Promise<T>,
-  key: EntityTypeKey<Msg> = Key,
+  o: { readonly key?: EntityTypeKey<Msg>; readonly metrics?: boolean } = {},
 ): Promise<T> {
+  const key = o.key ?? Key;
   const port = await freePort();
   const node = await startNode(port, port);
   try {
     await waitUntil(() => node.cluster.selfMember?.status === "up", START_TIMEOUT_MS, "member up");
+    if (o.metrics) metricsOf(node);
     const sharding = ClusterSharding.get(node);
     sharding.init({ typeKey: key, numberOfShards, createBehavior: () => sharedBehavior });
     return await fn({ node, sharding });
@@ -221,11 +232,29 @@ async function withSingle<T>(
   }
 }
 
-async function localTell(schema: Schema = "none"): Promise<number> {
-  const key = keyOf(schema);
+interface LocalTellOptions {
+  /** The entity type's schema (default none). */
+  readonly schema?: Schema;
+  /** Metrics on (metricsOf(node)), and a scrape checked at the end. */
+  readonly metrics?: boolean;
+  /** Messages sent (default TELL_TOTAL). */
+  readonly total?: number;
+  /** Rate per second of this process's CPU time instead of wall time. */
+  readonly perCpu?: boolean;
+}
+
+/**
+ * Local tells through EntityRefs; messages per wall-clock second, or with `perCpu` per
+ * second of this process's CPU time (user + system), which a loaded shared machine
+ * disturbs much less than wall time.
+ */
+async function localTell(o: LocalTellOptions = {}): Promise<number> {
+  const key = keyOf(o.schema ?? "none");
+  const metrics = o.metrics ?? false;
+  const total = o.total ?? TELL_TOTAL;
   return withSingle(
     100,
-    async ({ sharding }) => {
+    async ({ node, sharding }) => {
       const refs: EntityRef<Msg>[] = [];
       for (let i = 0; i < TELL_ENTITIES; i++) refs.push(sharding.entityRefFor(key, `e-${i}`));
       await Promise.all(
@@ -238,14 +267,47 @@ async function localTell(schema: Schema = "none"): Promise<number> {
       const msg: Msg = { t: "n" };
       const base = processed;
       const t0 = performance.now();
-      for (let sent = 0; sent < TELL_TOTAL; sent += TELL_BATCH) {
+      const cpu0 = process.cpuUsage();
+      for (let sent = 0; sent < total; sent += TELL_BATCH) {
         for (let i = 0; i < TELL_BATCH; i++) (refs[i % TELL_ENTITIES] as EntityRef<Msg>).tell(msg);
         await waitProcessed(base + sent + TELL_BATCH);
       }
-      return (TELL_TOTAL / (performance.now() - t0)) * 1000;
+      const cpu = process.cpuUsage(cpu0);
+      const rate = o.perCpu
+        ? (total / (cpu.user + cpu.system)) * 1e6
+        : (total / (performance.now() - t0)) * 1000;
+      // with metrics on, a scrape must work and see the entities
+      if (
+        metrics &&
+        !prometheusText(metricsOf(node).registry.collect()).includes("shardkit_sharding_entities")
+      )
+        throw new Error("metrics on, but no sharding series");
+      return rate;
     },
-    key,
+    { key, metrics },
   );
+}
+
+/**
+ * Local tell throughput with metrics off and on, in pairs (off then on, order swapped every
+ * other pair so that warming up favours neither); the overhead is the median over the
+ * pairs of (off - on) / off in %, which cancels most of a slow drift of the machine's load.
+ */
+async function metricsOverhead(): Promise<{ off: number; on: number; pct: number }> {
+  const off: number[] = [];
+  const on: number[] = [];
+  const pct: number[] = [];
+  await localTell(); // warm-up
+  for (let i = 0; i < METRICS_PAIRS; i++) {
+    const first = i % 2 === 0;
+    const a = await localTell({ metrics: !first, total: METRICS_TELL_TOTAL, perCpu: true });
+    const b = await localTell({ metrics: first, total: METRICS_TELL_TOTAL, perCpu: true });
+    const [o, m] = first ? [a, b] : [b, a];
+    off.push(o);
+    on.push(m);
+    pct.push(((o - m) / o) * 100);
+  }
+  return { off: median(off), on: median(on), pct: median(pct) };
 }
 
 async function activation(): Promise<number> {
@@ -846,12 +908,21 @@ export const shardingGroup: BenchGroup = {
   description: "cluster sharding on the real runtime, TCP on 127.0.0.1",
   async run(report) {
     if (wants("sharding.local.tell")) {
-      const tell = await repeat(3, 1, localTell);
+      const tell = await repeat(3, 1, () => localTell());
       report({
         metric: "sharding.local.tell.throughput",
         value: median(tell),
         unit: "msg/s",
         note: `1 node, ${TELL_ENTITIES} active entities, ${TELL_TOTAL / 1e6} M msgs`,
+      });
+    }
+    if (wants("sharding.metrics")) {
+      const r = await metricsOverhead();
+      report({
+        metric: "sharding.metrics.overhead.pct",
+        value: Number(r.pct.toFixed(2)),
+        unit: "%",
+        note: `local tell, median over ${METRICS_PAIRS} off/on pairs; medians off ${Math.round(r.off)} vs on ${Math.round(r.on)} msg per CPU second`,
       });
     }
     if (wants("sharding.activation")) {
@@ -908,7 +979,7 @@ export const shardingGroup: BenchGroup = {
       // The cost of a zod schema on the type (docs/evolution.md): local tells are checked at
       // the call site; in cluster3 two thirds of the tells are also checked by the receiving
       // member's region.
-      const tell = await repeat(3, 1, () => localTell("zod"));
+      const tell = await repeat(3, 1, () => localTell({ schema: "zod" }));
       report({
         metric: "sharding.schema.local.tell.zod.throughput",
         value: median(tell),

@@ -226,6 +226,26 @@ export {
   MANAGEMENT_PORT_DEFAULT,
   type ManagementSettings,
 } from "./management/settings.js";
+// Observability: metrics registry, Prometheus text, OpenTelemetry bridge (docs/observability.md)
+export {
+  bridgeToOpenTelemetry,
+  type Collector,
+  DURATION_BUCKETS_SECONDS,
+  HistogramSeries,
+  instrumentJournal,
+  type Labels,
+  Metric,
+  type MetricOptions,
+  MetricsRegistry,
+  type MetricType,
+  metricsOf,
+  type NodeMetrics,
+  type OtelMeterLike,
+  PROMETHEUS_CONTENT_TYPE,
+  prometheusText,
+  SIZE_BUCKETS,
+  ValueSeries,
+} from "./observability/index.js";
 export { MemoryJournal, type MemoryJournalOptions } from "./persistence/memory/memory-journal.js";
 export { MemoryLease, MemoryLeaseStore } from "./persistence/memory/memory-lease.js";
 export { MemoryRememberEntitiesStore } from "./persistence/memory/memory-remember-entities-store.js";

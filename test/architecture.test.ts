@@ -29,6 +29,17 @@ const ALLOWED: Record<string, readonly string[]> = {
   "runtime/node": ["base", "ports", "protocol", "runtime/host"],
   "runtime/sim": ["base", "ports", "protocol", "runtime/host"],
   persistence: ["base", "ports", "protocol"],
+  observability: [
+    "base",
+    "protocol",
+    "core",
+    "ports",
+    "actor",
+    "cluster",
+    "api",
+    ...RUNTIMES,
+    "persistence",
+  ],
   management: [
     "base",
     "protocol",
@@ -39,6 +50,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "api",
     ...RUNTIMES,
     "persistence",
+    "observability",
   ],
   cli: [
     "base",
@@ -51,6 +63,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     ...RUNTIMES,
     "persistence",
     "management",
+    "observability",
   ],
   testing: [
     "base",
@@ -74,6 +87,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     ...RUNTIMES,
     "persistence",
     "management",
+    "observability",
   ],
 };
 

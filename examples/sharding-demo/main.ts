@@ -259,6 +259,8 @@ console.log(
   `  management API: ${NAMES.map((n, i) => `${n} ${managementUrl(i)}`).join(", ")} (read-only without a token)`,
 );
 console.log(`  try (in another terminal): npm run shardkit -- members --url ${managementUrl(0)}`);
+console.log(`  dashboard (open in a browser): ${managementUrl(0)}/dashboard`);
+console.log(`  Prometheus metrics: ${managementUrl(0)}/metrics`);
 await sleep(2_000);
 if (interrupted) await shutdownAndExit(0);
 const a = byName("a");

@@ -146,6 +146,10 @@ export class AskRegistry implements AskRegistrar {
   private readonly exportedRefs = new Map<string, AskRef<unknown>>();
   private pendingCount = 0;
   private idCounter = 0;
+  /** Asks that timed out so far (read by metrics at scrape time). */
+  timeouts = 0;
+  /** Optional observer of each settled ask's latency in ms (metrics); unset costs nothing. */
+  latencyObserver: ((latencyMs: number) => void) | undefined = undefined;
 
   constructor(private readonly core: SystemServices) {}
 
@@ -199,6 +203,8 @@ export class AskRegistry implements AskRegistrar {
   /** Called once per ask when it resolves, rejects or times out. */
   completed(ref: AskRef<unknown>): void {
     this.pendingCount--;
+    if (this.latencyObserver !== undefined)
+      this.latencyObserver(this.core.clock.now() - (ref.deadline - ref.timeoutMs));
     if (this.exportedRefs.size > 0) this.exportedRefs.delete(`$ask${ref.id}`);
     const dq = this.queues.get(ref.timeoutMs);
     if (dq === undefined) return;
@@ -240,6 +246,7 @@ export class AskRegistry implements AskRegistrar {
         return;
       }
       dq.queue.shift();
+      this.timeouts++;
       head.fail(new AskTimeoutError(head.target.path.toString(), head.timeoutMs));
     }
     this.queues.delete(dq.timeoutMs);

@@ -34,6 +34,7 @@ import { nodeCrypto } from "../runtime/node/node-crypto.js";
 import { installSignalHandlers } from "../runtime/node/signals.js";
 import { TcpTransport } from "../runtime/node/tcp-transport.js";
 import type { TcpTransportOptions } from "../runtime/node/tcp-transport-options.js";
+import { MemberLogger, MemberLogState, type RecentLogEntry } from "./member-logger.js";
 import {
   type DiscoveryOptions,
   type ManagementOptions,
@@ -89,7 +90,13 @@ export class ClusterNode {
     readonly cluster: Cluster,
     readonly coordinatedShutdown: CoordinatedShutdown,
     private readonly signals: Disposable | undefined,
+    private readonly logState?: MemberLogState,
   ) {}
+
+  /** The last warnings and errors this node logged (at most RECENT_WARNINGS_MAX), oldest first. */
+  recentWarnings(): readonly RecentLogEntry[] {
+    return this.logState === undefined ? [] : [...this.logState.recent];
+  }
 
   private readonly extensions: NodeExtensionHandle[] = [];
 
@@ -104,7 +111,15 @@ export class ClusterNode {
     // A custom transport means custom wiring (the simulator): no process signals, no
     // node:crypto nonces unless asked for.
     const real = options.transport === undefined;
-    const runtime = options.runtime ?? createNodeRuntime();
+    const baseRuntime = options.runtime ?? createNodeRuntime();
+    const logState = new MemberLogState(baseRuntime.clock);
+    // known before binding unless the port is chosen by the system (0)
+    if (options.port !== 0)
+      logState.member = `${options.systemName}@${options.host ?? "127.0.0.1"}:${options.port ?? 2552}`;
+    const runtime: Runtime = {
+      ...baseRuntime,
+      logger: new MemberLogger(baseRuntime.logger, logState),
+    };
     const transport =
       options.transport ?? new TcpTransport({ logger: runtime.logger, ...options.tcp });
     const system = ActorSystem.create({
@@ -126,6 +141,7 @@ export class ClusterNode {
         crypto: options.crypto ?? (real ? nodeCrypto : undefined),
         configureSerializers: options.configureSerializers,
       });
+      logState.member = remoting.address;
       const shutdown = new CoordinatedShutdown({ runtime, settings: options.shutdown });
       // Being downed or removed runs the shutdown phases (installClusterShutdown watches
       // for it), instead of the Cluster's default of terminating the system at once.
@@ -135,7 +151,7 @@ export class ClusterNode {
         (options.handleSignals ?? real) && shutdown.settings.runOnSignals
           ? installSignalHandlers((reason) => shutdown.run(reason), { logger: runtime.logger })
           : undefined;
-      node = new ClusterNode(system, remoting, cluster, shutdown, signals);
+      node = new ClusterNode(system, remoting, cluster, shutdown, signals, logState);
       const started = node;
       for (const key of EXTENSION_KEYS)
         if (options[key] !== undefined)

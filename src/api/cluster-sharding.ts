@@ -18,6 +18,7 @@ import { isStandardSchema, messageCheck, type Schema } from "../base/schema.js";
 import type { RegionState } from "../cluster/sharding/region-actor.js";
 import type { EntityContext } from "../cluster/sharding/shard-actor.js";
 import { ShardingTypeNotStartedError } from "../cluster/sharding/sharding-errors.js";
+import type { ShardingLifecycleListener } from "../cluster/sharding/sharding-lifecycle.js";
 import { splitActorId } from "../cluster/sharding/sharding-messages.js";
 import {
   hashRouting,
@@ -163,6 +164,7 @@ const instances = new WeakMap<SingletonHost, ClusterSharding>();
 
 export class ClusterSharding {
   private readonly types = new Map<string, StartedShardingType>();
+  private readonly observers: ShardingLifecycleListener[] = [];
 
   private constructor(private readonly host: SingletonHost) {}
 
@@ -235,11 +237,27 @@ export class ClusterSharding {
     return this.entry({ name: typeName }).region as ActorRef<In>;
   }
 
+  /**
+   * @internal Adds a node-wide observer of shard and entity starts and stops (metrics and
+   * the dashboard, docs/observability.md); it sees the types started after this call.
+   */
+  addLifecycleObserver(listener: ShardingLifecycleListener): void {
+    this.observers.push(listener);
+  }
+
   private startType(input: ShardingTypeInput): ActorRef<unknown> {
     const existing = this.types.get(input.typeName);
     if (existing !== undefined) return existing.region;
     const clock = this.host.system.core.clock;
-    const spec = resolveShardingTypeSpec(input, this.host.cluster, () => clock.now());
+    const lifecycle = combineLifecycles([
+      ...(input.lifecycle === undefined ? [] : [input.lifecycle]),
+      ...this.observers,
+    ]);
+    const spec = resolveShardingTypeSpec(
+      lifecycle === input.lifecycle ? input : { ...input, lifecycle },
+      this.host.cluster,
+      () => clock.now(),
+    );
     const started = startShardingType(this.host, spec);
     this.types.set(spec.typeName, started);
     return started.region;
@@ -455,4 +473,28 @@ function extractorRouting<In>(extractor: MessageExtractor<In, unknown>): Shardin
 
 function checkTypeName(name: string): string {
   return EntityTypeKey<unknown>(name).name;
+}
+
+/**
+ * One listener calling each of `listeners` in order (undefined for none); what one throws
+ * does not keep the others from being told (sharding-lifecycle.ts swallows it too).
+ */
+function combineLifecycles(
+  listeners: readonly ShardingLifecycleListener[],
+): ShardingLifecycleListener | undefined {
+  if (listeners.length <= 1) return listeners[0];
+  const each = (f: (l: ShardingLifecycleListener) => void) => {
+    for (const l of listeners)
+      try {
+        f(l);
+      } catch {
+        // a listener must not break sharding nor the other listeners
+      }
+  };
+  return {
+    shardStarted: (t, s, n) => each((l) => l.shardStarted?.(t, s, n)),
+    shardStopped: (t, s, n) => each((l) => l.shardStopped?.(t, s, n)),
+    entityStarted: (t, e, n, s) => each((l) => l.entityStarted?.(t, e, n, s)),
+    entityStopped: (t, e, n, s) => each((l) => l.entityStopped?.(t, e, n, s)),
+  };
 }

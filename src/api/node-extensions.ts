@@ -27,6 +27,12 @@ export interface ManagementOptions {
   readonly rateWindowMs?: number;
   /** A request not answered within this many ms gets 503; default 10000. */
   readonly requestTimeoutMs?: number;
+  /** Serve `GET /metrics` (Prometheus text) and keep the node's metrics; default true. */
+  readonly metrics?: boolean;
+  /** Serve the live dashboard at `GET /dashboard`; default true. */
+  readonly dashboard?: boolean;
+  /** How often the dashboard page polls, in ms; default 1000. */
+  readonly dashboardRefreshMs?: number;
 }
 
 /** Cluster bootstrap by discovery (see docs/operations.md, "Bootstrap by discovery"). */

@@ -12,9 +12,11 @@ import {
 } from "../api/node-extensions.js";
 import { ConfigError } from "../base/errors.js";
 import { registerClusterRoutes } from "./cluster-routes.js";
+import { registerDashboardRoutes } from "./dashboard-routes.js";
 import { registerBootstrapRoute, resolveDiscoverySettings, startDiscovery } from "./discovery.js";
 import { Readiness, type ReadinessCheck, registerHealthRoutes } from "./health.js";
 import { ManagementHttpServer } from "./http-server.js";
+import { registerMetricsRoutes } from "./metrics-routes.js";
 import { Router } from "./router.js";
 import { type ManagementSettings, resolveManagementSettings } from "./settings.js";
 import { registerShardingRoutes } from "./sharding-routes.js";
@@ -77,6 +79,9 @@ export async function startManagement(
   registerClusterRoutes(router, node);
   registerShardingRoutes(router, node, queryTimeoutMs);
   registerBootstrapRoute(router, node);
+  if (settings.metrics) registerMetricsRoutes(router, node);
+  if (settings.dashboard)
+    registerDashboardRoutes(router, node, queryTimeoutMs, settings.dashboardRefreshMs);
   const log = node.system.log.child({ component: "management" });
   const server = await ManagementHttpServer.start(settings, router, log);
   const management: Management = {

@@ -5,7 +5,7 @@
  */
 import type { ManagementOptions } from "../api/node-extensions.js";
 import { ConfigError } from "../base/errors.js";
-import { int, ms, type RulesOf, resolveSettings } from "../base/settings.js";
+import { bool, int, ms, type RulesOf, resolveSettings } from "../base/settings.js";
 
 export interface ManagementSettings {
   readonly port: number;
@@ -15,6 +15,12 @@ export interface ManagementSettings {
   readonly requestsPerWindowMax: number;
   readonly rateWindowMs: number;
   readonly requestTimeoutMs: number;
+  /** Serve `GET /metrics` and keep the node's metrics (docs/observability.md). */
+  readonly metrics: boolean;
+  /** Serve `GET /dashboard` (docs/observability.md). */
+  readonly dashboard: boolean;
+  /** Poll interval of the dashboard page. */
+  readonly dashboardRefreshMs: number;
 }
 
 /** Akka Management's default port, so tools and habits carry over. */
@@ -31,6 +37,9 @@ export const DEFAULT_MANAGEMENT_SETTINGS: ManagementSettings = Object.freeze({
   requestsPerWindowMax: 100,
   rateWindowMs: 1_000,
   requestTimeoutMs: 10_000,
+  metrics: true,
+  dashboard: true,
+  dashboardRefreshMs: 1_000,
 });
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
@@ -61,6 +70,9 @@ const RULES: RulesOf<ManagementSettings> = {
   requestsPerWindowMax: int(1),
   rateWindowMs: ms(1),
   requestTimeoutMs: ms(1),
+  metrics: bool(),
+  dashboard: bool(),
+  dashboardRefreshMs: ms(100, 60_000),
 };
 
 /**

@@ -66,6 +66,7 @@ describe("examples", () => {
       /management API: a http:\/\/127\.0\.0\.1:\d+, b http:\/\/127\.0\.0\.1:\d+, c http:\/\/127\.0\.0\.1:\d+/,
     );
     expect(out).toMatch(/npm run shardkit -- members --url http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).toMatch(/dashboard \(open in a browser\): http:\/\/127\.0\.0\.1:\d+\/dashboard/);
     expect(out).toMatch(
       /shards moved: node c's (\d+) shards now run on a \(\d+\) and b \(\d+\) — a:\d+→\d+ b:\d+→\d+ c:\1→0/,
     );

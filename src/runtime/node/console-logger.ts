@@ -3,8 +3,9 @@
  *
  * The threshold comes from the `level` option (default "info"); the environment
  * variable SHARDKIT_LOG_LEVEL overrides it when set to a valid level, so operators can
- * turn on debug logging without a code change. Child loggers share the parent's sink
- * and threshold and add their fields to every record.
+ * turn on debug logging without a code change. SHARDKIT_LOG_FORMAT (`json`, or `pretty`
+ * / `text` for the human-readable line) overrides the format the same way. Child loggers
+ * share the parent's sink and threshold and add their fields to every record.
  */
 import type { LogFields, Logger, LogLevel } from "../../ports/logger.js";
 import { LogLevels, levelRank } from "../../ports/logger.js";
@@ -12,6 +13,20 @@ import { formatRecord, type LogFormat } from "./log-format.js";
 
 /** Name of the environment variable that overrides the log level. */
 export const LOG_LEVEL_ENV = "SHARDKIT_LOG_LEVEL";
+
+/** Name of the environment variable that overrides the log format (json | pretty). */
+export const LOG_FORMAT_ENV = "SHARDKIT_LOG_FORMAT";
+
+/** Picks the effective format: a valid env override (`json`, `pretty`, `text`), else the option, else text. */
+export function resolveLogFormat(
+  option: LogFormat | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): LogFormat {
+  const fromEnv = env[LOG_FORMAT_ENV]?.trim().toLowerCase();
+  if (fromEnv === "json") return "json";
+  if (fromEnv === "pretty" || fromEnv === "text") return "text";
+  return option ?? "text";
+}
 
 /** Options of {@link ConsoleLogger}. */
 export interface ConsoleLoggerOptions {
@@ -23,7 +38,7 @@ export interface ConsoleLoggerOptions {
   readonly write?: (line: string) => void;
   /** Fields added to every record. */
   readonly fields?: LogFields;
-  /** Environment consulted for SHARDKIT_LOG_LEVEL. Default `process.env`. */
+  /** Environment consulted for SHARDKIT_LOG_LEVEL and SHARDKIT_LOG_FORMAT. Default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Wall-clock source for the timestamp, epoch ms. Default `Date.now`. */
   readonly wallClockMs?: () => number;
@@ -58,9 +73,10 @@ export class ConsoleLogger implements Logger {
   private readonly context: LogFields;
 
   constructor(options: ConsoleLoggerOptions = {}) {
+    const env = options.env ?? process.env;
     this.sink = {
-      threshold: resolveLogLevel(options.level, options.env ?? process.env),
-      format: options.format ?? "text",
+      threshold: resolveLogLevel(options.level, env),
+      format: resolveLogFormat(options.format, env),
       write: options.write ?? writeStderr,
       wallClockMs: options.wallClockMs ?? Date.now,
     };

@@ -15,7 +15,9 @@ export { yieldToHost } from "../host/yield.js";
 export {
   ConsoleLogger,
   type ConsoleLoggerOptions,
+  LOG_FORMAT_ENV,
   LOG_LEVEL_ENV,
+  resolveLogFormat,
   resolveLogLevel,
 } from "./console-logger.js";
 export { formatRecord, type LogFormat, type LogRecord } from "./log-format.js";
@@ -26,6 +28,7 @@ export {
   NodeScheduler,
   type NodeSchedulerOptions,
 } from "./node-scheduler.js";
+export { type PinoLike, pinoLogger } from "./pino-logger.js";
 export {
   installSignalHandlers,
   SHUTDOWN_SIGNALS,
@@ -48,7 +51,7 @@ export type { PemInput, TcpTransportTlsOptions } from "./tls-options.js";
 export interface NodeRuntimeOptions {
   /** Console log threshold (SHARDKIT_LOG_LEVEL overrides). Default "info". */
   readonly logLevel?: LogLevel;
-  /** Console log format. Default "text". */
+  /** Console log format (SHARDKIT_LOG_FORMAT=json|pretty overrides). Default "text". */
   readonly logFormat?: LogFormat;
   /** Seed for a reproducible Random; default Math.random. */
   readonly seed?: number;

@@ -1,0 +1,382 @@
+/**
+ * The metrics of one ClusterNode (docs/observability.md, "Metric list"). Almost every
+ * value is read at scrape time from counters the node keeps anyway (`system.stats`,
+ * `remoting.stats`, the ask registry, the membership state); the rest comes from events
+ * that are rare by nature (membership changes, association changes, dead letters, shard
+ * and entity starts and stops). Nothing here runs per message, except the ask latency
+ * observation (one clock read per settled ask).
+ *
+ * Label rules: series about this member carry no member label (the scraper's `instance`
+ * tells members apart); series about another member carry `member` (its
+ * `system@host:port`) and are removed when that member is removed from the cluster.
+ * Entity ids are never labels; types, shard states, statuses and reasons are bounded.
+ */
+import type { ClusterNode } from "../api/cluster-node.js";
+import { ClusterSharding } from "../api/cluster-sharding.js";
+import type { Disposable } from "../base/disposable.js";
+import type { UniqueAddress } from "../core/membership/unique-address.js";
+import { MetricsRegistry, type ValueSeries } from "./metrics-registry.js";
+
+/** `system@host:port` of a member. */
+function nodeOf(u: UniqueAddress): string {
+  const a = u.address;
+  return `${a.system}@${a.host}:${a.port}`;
+}
+
+/** `system@host:port` of a peer given as `host:port`. */
+function peerNode(system: string, hostPort: string): string {
+  return `${system}@${hostPort}`;
+}
+
+/** A local shard start or stop, for the dashboard's timeline. */
+export interface ShardEvent {
+  /** Monotonic ms of this node's clock. */
+  readonly atMs: number;
+  readonly kind: "shard-started" | "shard-stopped";
+  readonly type: string;
+  readonly shardId: string;
+}
+
+/** Bound of the set of removed members remembered (cleared when full). */
+export const REMOVED_MEMBERS_TRACKED_MAX = 1_000;
+
+/** Bound of the local shard-event ring. */
+export const SHARD_EVENTS_MAX = 200;
+
+const MEMBER_STATUSES = [
+  "joining",
+  "weakly-up",
+  "up",
+  "preparing-for-shutdown",
+  "ready-for-shutdown",
+  "leaving",
+  "exiting",
+  "down",
+  "removed",
+] as const;
+
+/** The registry of a node plus what the dashboard reads from the same observations. */
+export class NodeMetrics implements Disposable {
+  readonly registry: MetricsRegistry;
+  /** Live entities per type and shard on this node. */
+  readonly entitiesByShard = new Map<string, Map<string, number>>();
+  /** The last local shard starts and stops (oldest first, at most SHARD_EVENTS_MAX). */
+  readonly shardEvents: ShardEvent[] = [];
+  private readonly disposables: Disposable[] = [];
+  /** Members removed from the cluster (their association events are ignored). */
+  private readonly removed = new Set<string>();
+  private disposed = false;
+
+  constructor(
+    private readonly node: ClusterNode,
+    registry?: MetricsRegistry,
+  ) {
+    this.registry = registry ?? new MetricsRegistry();
+    this.membership();
+    this.remoting();
+    this.sharding();
+    this.actors();
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const d of this.disposables.splice(0)) d.dispose();
+    this.node.system.core.asks.latencyObserver = undefined;
+  }
+
+  private membership(): void {
+    const r = this.registry;
+    const c = this.node.cluster;
+    const members = r.gauge({
+      name: "shardkit_cluster_members",
+      help: "Members of the cluster by status, as this member sees them.",
+      labelNames: ["status"],
+    });
+    const unreachable = r.gauge({
+      name: "shardkit_cluster_unreachable_members",
+      help: "Members marked unreachable by some monitor.",
+    });
+    const convergence = r.gauge({
+      name: "shardkit_cluster_convergence",
+      help: "1 when every reachable member has seen the current gossip, else 0.",
+    });
+    const leader = r.gauge({
+      name: "shardkit_cluster_is_leader",
+      help: "1 when this member is the leader.",
+    });
+    const events = r.counter({
+      name: "shardkit_cluster_member_events_total",
+      help: "Membership events seen (member-up, member-downed, unreachable-member, ...).",
+      labelNames: ["event"],
+    });
+    const reachable = r.gauge({
+      name: "shardkit_cluster_member_reachable",
+      help: "Per other member: 1 when reachable, 0 when some monitor marks it unreachable.",
+      labelNames: ["member"],
+    });
+    r.addCollector(() => {
+      const s = c.state;
+      const counts = new Map<string, number>(MEMBER_STATUSES.map((x) => [x, 0]));
+      for (const m of s.members) counts.set(m.status, (counts.get(m.status) ?? 0) + 1);
+      for (const [status, n] of counts) members.labels({ status }).set(n);
+      unreachable.labels().set(s.unreachable.length);
+      convergence.labels().set(s.convergence ? 1 : 0);
+      const self = c.self;
+      leader
+        .labels()
+        .set(
+          s.leader !== undefined && s.leader.uid === self.uid && nodeOf(s.leader) === nodeOf(self)
+            ? 1
+            : 0,
+        );
+      const unreachableSet = new Set(s.unreachable.map((m) => nodeOf(m.uniqueAddress)));
+      for (const m of s.members) {
+        const n = nodeOf(m.uniqueAddress);
+        if (n !== nodeOf(self)) reachable.labels({ member: n }).set(unreachableSet.has(n) ? 0 : 1);
+      }
+    });
+    this.disposables.push(
+      c.subscribe((e) => {
+        events.labels({ event: e.type }).inc();
+        if (e.type === "member-removed") this.memberGone(nodeOf(e.member.uniqueAddress));
+      }),
+    );
+  }
+
+  /** Drops every series about `member` (it left the cluster). */
+  memberGone(member: string): void {
+    if (this.removed.size >= REMOVED_MEMBERS_TRACKED_MAX) this.removed.clear();
+    this.removed.add(member);
+    this.registry.removeSeries("member", member);
+  }
+
+  private remoting(): void {
+    const r = this.registry;
+    const rem = this.node.remoting;
+    const st = rem.stats;
+    const messages = r.counter({
+      name: "shardkit_remote_messages_total",
+      help: "Remote messages by direction (in, out) and lane (user, system, control).",
+      labelNames: ["direction", "lane"],
+    });
+    const writes = r.counter({
+      name: "shardkit_remote_writes_total",
+      help: "Socket writes (batches of frames).",
+    });
+    const dropped = r.counter({
+      name: "shardkit_remote_dropped_total",
+      help: "Outbound messages dropped: user queue overflow, control queue overflow.",
+      labelNames: ["reason"],
+    });
+    const badInput = r.counter({
+      name: "shardkit_remote_bad_input_total",
+      help: "Inbound input refused: bad frames, undecodable messages, unknown manifests, unknown recipients.",
+      labelNames: ["kind"],
+    });
+    const quarantines = r.counter({
+      name: "shardkit_remote_quarantines_total",
+      help: "Peer incarnations quarantined.",
+    });
+    const handshakeRejects = r.counter({
+      name: "shardkit_remote_handshake_rejects_total",
+      help: "Handshakes refused, sent to peers (out) or received from them (in).",
+      labelNames: ["direction"],
+    });
+    const handshakeTimeouts = r.counter({
+      name: "shardkit_remote_handshake_timeouts_total",
+      help: "Handshakes that timed out.",
+    });
+    const inbound = r.counter({
+      name: "shardkit_remote_inbound_connections_total",
+      help: "Inbound connections accepted.",
+    });
+    const unauth = r.gauge({
+      name: "shardkit_remote_unauthenticated_connections",
+      help: "Inbound connections open that have not completed the handshake.",
+    });
+    const unauthRefused = r.counter({
+      name: "shardkit_remote_unauthenticated_refused_total",
+      help: "Inbound connections closed at once: the unauthenticated-connection caps were reached.",
+    });
+    const assocUp = r.gauge({
+      name: "shardkit_remote_association_up",
+      help: "Per peer member: 1 while the outbound association is established, 0 after it failed.",
+      labelNames: ["member"],
+    });
+    const reconnects = r.counter({
+      name: "shardkit_remote_association_failures_total",
+      help: "Per peer member: failed connects and broken associations (each is followed by a reconnect with backoff).",
+      labelNames: ["member", "cause"],
+    });
+    r.addCollector(() => {
+      messages.labels({ direction: "out", lane: "user" }).set(st.userMessagesOut);
+      messages.labels({ direction: "in", lane: "user" }).set(st.userMessagesIn);
+      messages.labels({ direction: "in", lane: "system" }).set(st.systemMessagesIn);
+      messages.labels({ direction: "in", lane: "control" }).set(st.controlFramesIn);
+      writes.labels().set(st.writes);
+      dropped.labels({ reason: "outbound-overflow" }).set(st.outboundOverflow);
+      dropped.labels({ reason: "control-dropped" }).set(st.controlDropped);
+      badInput.labels({ kind: "frame" }).set(st.badFrames);
+      badInput.labels({ kind: "message" }).set(st.badMessages);
+      badInput.labels({ kind: "unknown-manifest" }).set(st.unknownManifests);
+      badInput.labels({ kind: "unknown-recipient" }).set(st.unknownRecipients);
+      quarantines.labels().set(st.quarantines);
+      handshakeRejects.labels({ direction: "out" }).set(st.handshakeRejectsSent);
+      handshakeRejects.labels({ direction: "in" }).set(st.handshakeRejectsReceived);
+      handshakeTimeouts.labels().set(st.handshakeTimeouts);
+      inbound.labels().set(st.inboundConnections);
+      unauth.labels().set(st.unauthenticatedConnections);
+      unauthRefused.labels().set(st.unauthenticatedRefused);
+    });
+    const system = this.node.system.name;
+    this.disposables.push(
+      rem.onAssociationEvent((e) => {
+        const member = peerNode(system, e.hostPort);
+        // a removed member's series stay removed (reconnect attempts to it are not news)
+        if (this.removed.has(member)) return;
+        if (e.type === "established") assocUp.labels({ member }).set(1);
+        else {
+          assocUp.labels({ member }).set(0);
+          reconnects.labels({ member, cause: e.failure.cause }).inc();
+        }
+      }),
+    );
+  }
+
+  private sharding(): void {
+    const r = this.registry;
+    const shards = r.gauge({
+      name: "shardkit_sharding_shards",
+      help: "Shards hosted on this member, per entity type.",
+      labelNames: ["type"],
+    });
+    const entities = r.gauge({
+      name: "shardkit_sharding_entities",
+      help: "Live entities on this member, per entity type.",
+      labelNames: ["type"],
+    });
+    const regions = r.gauge({
+      name: "shardkit_sharding_regions",
+      help: "Regions (and proxies) started on this member.",
+    });
+    const shardStarts = r.counter({
+      name: "shardkit_sharding_shard_starts_total",
+      help: "Shards started on this member (allocations and hand-offs to it).",
+      labelNames: ["type"],
+    });
+    const shardStops = r.counter({
+      name: "shardkit_sharding_shard_stops_total",
+      help: "Shards stopped on this member (hand-offs away from it, rebalances, shutdown).",
+      labelNames: ["type"],
+    });
+    const activations = r.counter({
+      name: "shardkit_sharding_entity_activations_total",
+      help: "Entity incarnations started on this member.",
+      labelNames: ["type"],
+    });
+    const stops = r.counter({
+      name: "shardkit_sharding_entity_stops_total",
+      help: "Entity incarnations stopped on this member (passivation, hand-off, failure).",
+      labelNames: ["type"],
+    });
+    const sharding = ClusterSharding.get(this.node);
+    const shardSeries = new Map<string, ValueSeries>();
+    const entitySeries = new Map<string, ValueSeries>();
+    const perType = <T>(cache: Map<string, T>, type: string, make: () => T): T => {
+      let v = cache.get(type);
+      if (v === undefined) {
+        v = make();
+        cache.set(type, v);
+      }
+      return v;
+    };
+    sharding.addLifecycleObserver({
+      shardStarted: (type, shardId) => {
+        perType(shardSeries, type, () => shards.labels({ type })).inc();
+        shardStarts.labels({ type }).inc();
+        this.byType(type).set(shardId, 0);
+        this.shardEvent({ kind: "shard-started", type, shardId });
+      },
+      shardStopped: (type, shardId) => {
+        perType(shardSeries, type, () => shards.labels({ type })).inc(-1);
+        shardStops.labels({ type }).inc();
+        this.byType(type).delete(shardId);
+        this.shardEvent({ kind: "shard-stopped", type, shardId });
+      },
+      entityStarted: (type, _entityId, _node, shardId) => {
+        perType(entitySeries, type, () => entities.labels({ type })).inc();
+        activations.labels({ type }).inc();
+        const m = this.byType(type);
+        m.set(shardId, (m.get(shardId) ?? 0) + 1);
+      },
+      entityStopped: (type, _entityId, _node, shardId) => {
+        perType(entitySeries, type, () => entities.labels({ type })).inc(-1);
+        stops.labels({ type }).inc();
+        const m = this.byType(type);
+        const n = m.get(shardId);
+        if (n !== undefined) m.set(shardId, Math.max(0, n - 1));
+      },
+    });
+    r.addCollector(() => regions.labels().set(sharding.typeNames().length));
+  }
+
+  private byType(type: string): Map<string, number> {
+    let m = this.entitiesByShard.get(type);
+    if (m === undefined) {
+      m = new Map();
+      this.entitiesByShard.set(type, m);
+    }
+    return m;
+  }
+
+  private shardEvent(e: Omit<ShardEvent, "atMs">): void {
+    this.shardEvents.push({ atMs: this.node.system.core.clock.now(), ...e });
+    if (this.shardEvents.length > SHARD_EVENTS_MAX) this.shardEvents.shift();
+  }
+
+  private actors(): void {
+    const r = this.registry;
+    const system = this.node.system;
+    const asks = system.core.asks;
+    const deadLetters = r.counter({
+      name: "shardkit_dead_letters_total",
+      help: "Messages that could not be delivered, by reason.",
+      labelNames: ["reason"],
+    });
+    const unhandled = r.counter({
+      name: "shardkit_unhandled_messages_total",
+      help: "Messages a behavior did not handle.",
+    });
+    const failures = r.counter({
+      name: "shardkit_actor_failures_total",
+      help: "Actor failures (thrown errors) handled by supervision.",
+    });
+    const pending = r.gauge({
+      name: "shardkit_asks_pending",
+      help: "Asks waiting for their reply.",
+    });
+    const timeouts = r.counter({
+      name: "shardkit_ask_timeouts_total",
+      help: "Asks that timed out.",
+    });
+    const latency = r.histogram({
+      name: "shardkit_ask_duration_seconds",
+      help: "Time from an ask to its reply, failure or timeout.",
+    });
+    const latencySeries = latency.labels();
+    asks.latencyObserver = (ms) => latencySeries.observe(ms / 1000);
+    this.disposables.push(
+      system.eventStream.subscribe("DeadLetter", (e) =>
+        deadLetters.labels({ reason: e.reason }).inc(),
+      ),
+    );
+    r.addCollector(() => {
+      const s = system.stats;
+      unhandled.labels().set(s.unhandled);
+      failures.labels().set(s.failures);
+      pending.labels().set(s.pendingAsks);
+      timeouts.labels().set(asks.timeouts);
+    });
+  }
+}

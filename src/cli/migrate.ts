@@ -150,7 +150,7 @@ async function migrate(args: MigrateArgs, io: CliIo): Promise<number> {
       clock: new NodeClock(),
       scheduler,
     });
-    const names = [tables.journal, tables.deleted, tables.snapshot, leases.table];
+    const names = [tables.journal, tables.deleted, tables.snapshot, tables.fence, leases.table];
     const before = await existing(pool, names);
     await migratePostgres(pool, args.prefix);
     await leases.ensureSchema();

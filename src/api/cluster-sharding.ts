@@ -25,6 +25,7 @@ import {
   type ShardingRouting,
   type ShardingTypeInput,
   type ShardingTypeOptions,
+  type ShardLeaseOption,
   type StartedShardingType,
   startShardingType,
 } from "../cluster/sharding/sharding-type.js";
@@ -43,6 +44,7 @@ export type {
   ShardingSettingsOptions,
   ShardingStoreOptions,
   ShardingTypeOptions,
+  ShardLeaseOption,
   StateStoreMode,
 } from "../cluster/sharding/sharding-type.js";
 
@@ -235,7 +237,15 @@ export class ClusterSharding {
     const existing = this.types.get(input.typeName);
     if (existing !== undefined) return existing.region;
     const clock = this.host.system.core.clock;
-    const spec = resolveShardingTypeSpec(input, this.host.cluster, () => clock.now());
+    // the node-wide shard lease setting (ClusterNodeOptions.shardLeases) unless the type sets one
+    const nodeLeases = (this.host as { readonly shardLeases?: ShardLeaseOption }).shardLeases;
+    const spec = resolveShardingTypeSpec(
+      input.lease === undefined && nodeLeases !== undefined
+        ? { ...input, lease: nodeLeases }
+        : input,
+      this.host.cluster,
+      () => clock.now(),
+    );
     const started = startShardingType(this.host, spec);
     this.types.set(spec.typeName, started);
     return started.region;

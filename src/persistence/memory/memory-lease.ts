@@ -51,6 +51,7 @@ export class MemoryLeaseStore implements LeaseStore {
   /** Newest token per name (kept after release and expiry: tokens never repeat). */
   private readonly tokens = new Map<string, number>();
   private readonly unreachableOwners = new Set<string>();
+  private readonly unreachablePrefixes = new Set<string>();
   private down = false;
 
   constructor(private readonly clock: Clock) {}
@@ -98,6 +99,15 @@ export class MemoryLeaseStore implements LeaseStore {
   }
   heal(owner: string): void {
     this.unreachableOwners.delete(owner);
+    this.unreachablePrefixes.delete(owner);
+  }
+
+  /**
+   * Makes the store unreachable for every owner whose name starts with `prefix` (a
+   * member's unique address: all of its shard leases) until `heal(prefix)`.
+   */
+  blackholePrefix(prefix: string): void {
+    this.unreachablePrefixes.add(prefix);
   }
 
   holderOf(name: string): string | undefined {
@@ -129,6 +139,9 @@ export class MemoryLeaseStore implements LeaseStore {
 
   private assertReachable(name: string, owner: string): void {
     if (this.down) throw new LeaseUnavailableError(name, owner, "lease store unavailable");
+    for (const p of this.unreachablePrefixes)
+      if (owner.startsWith(p))
+        throw new LeaseUnavailableError(name, owner, `lease store unreachable from ${p}`);
     if (this.unreachableOwners.has(owner))
       throw new LeaseUnavailableError(name, owner, `lease store unreachable from ${owner}`);
   }

@@ -9,6 +9,11 @@
  * they read the same clock; the shard's own deadline (core/shard/shard-lease-machine.ts)
  * counts from the send time of the request on its monotonic clock, which is never later.
  *
+ * Cost: a renewal (the holder's live row, token kept) commits with `synchronous = NORMAL`
+ * (no fsync; a process crash keeps it, only a power loss may undo it, which merely
+ * shortens the holding), so renewals do not stall the event loop on an fsync each; a
+ * new acquisition, which increments the token, commits at the connection's own level.
+ *
  * Tokens: a new acquisition (no row, an expired or released row, another owner's expired
  * row) sets token = previous token + 1; a renewal by the holder keeps it. A release only
  * expires the row (the token stays, so tokens never repeat).
@@ -28,6 +33,9 @@ export class SqliteLeaseStore implements LeaseStore {
   private readonly acquireTx: (name: string, owner: string, ttlMs: number) => number | undefined;
   private readonly releaseTx: (name: string, owner: string) => boolean;
   private readonly getRow: Database.Statement<[string], LeaseRow>;
+  private readonly db: Database.Database;
+  /** The connection's synchronous level (restored after a renewal). */
+  private readonly synchronous: number;
 
   /** `now` is the wall clock in ms (default Date.now; tests may pass their own). */
   constructor(
@@ -35,6 +43,8 @@ export class SqliteLeaseStore implements LeaseStore {
     tables: SqliteTables,
     private readonly now: () => number = Date.now,
   ) {
+    this.db = db;
+    this.synchronous = Number(db.pragma("synchronous", { simple: true }));
     const t = tables.lease;
     this.getRow = db.prepare<[string], LeaseRow>(
       `SELECT owner, expires_at_ms, token FROM ${t} WHERE name = ?`,
@@ -63,10 +73,16 @@ export class SqliteLeaseStore implements LeaseStore {
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<number | undefined> {
+    let renewal = false;
     try {
+      const row = this.getRow.get(name);
+      renewal = row !== undefined && row.owner === owner && row.expires_at_ms > this.now();
+      if (renewal) this.db.pragma("synchronous = NORMAL");
       return this.acquireTx(name, owner, ttlMs);
     } catch (error) {
       throw new LeaseUnavailableError(name, owner, String(error));
+    } finally {
+      if (renewal) this.db.pragma(`synchronous = ${this.synchronous}`);
     }
   }
 

@@ -142,6 +142,8 @@ class ShardDriver {
   private readonly lease: ShardLeaseDriver | undefined;
   /** The fence of the held lease (undefined: no leases, or not yet granted). */
   private fence: WriteFence | undefined;
+  /** shardStarted was reported to the lifecycle listener (with a lease: once granted). */
+  private startedReported = false;
 
   constructor(
     private readonly ctx: ActorContext<ShardCommand>,
@@ -156,7 +158,8 @@ class ShardDriver {
     this.handlers = this.controlHandlers();
     this.entities = new EntityChildren(ctx);
     this.reported = options.lifecycle === undefined ? undefined : new Set<string>();
-    options.lifecycle?.shardStarted(options.shardId);
+    // with a lease, the shard is live (for the lifecycle listener) only once it holds it
+    if (options.lease === undefined) this.reportStarted();
     this.remember = options.settings.rememberEntities ? options.remember : undefined;
     this.lease =
       options.lease === undefined
@@ -166,11 +169,17 @@ class ShardDriver {
     else if (this.remember !== undefined) loadRemembered(ctx, options, this.remember);
   }
 
+  private reportStarted(): void {
+    this.startedReported = true;
+    this.options.lifecycle?.shardStarted(this.options.shardId);
+  }
+
   /** The lease machine's decisions that concern the shard (the rest is lease I/O). */
   private onLeaseOutput(o: ShardLeaseOutput): void {
     const lease = this.options.lease as ShardLeaseOptions;
     if (o.type === "granted") {
       this.fence = { key: lease.name, token: o.token };
+      this.reportStarted();
       this.driver.feed({ type: "lease-granted" });
       if (this.remember !== undefined) loadRemembered(this.ctx, this.options, this.remember);
     } else if (o.type === "lost") {
@@ -205,7 +214,8 @@ class ShardDriver {
 
   onStopped(): void {
     this.lease?.release();
-    this.options.lifecycle?.shardStopped(this.options.shardId, this.reported ?? []);
+    if (this.startedReported)
+      this.options.lifecycle?.shardStopped(this.options.shardId, this.reported ?? []);
   }
 
   private controlHandlers(): Handlers<ShardControl> {

@@ -35,7 +35,7 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const MIGRATE_USAGE = `Usage: shardkit migrate --postgres <url> [options]
 
 Creates or updates the PostgreSQL tables of shardkit (journal, journal_deleted,
-snapshot, lease) for one table prefix. Safe to run again and concurrently.
+snapshot, fence, lease) for one table prefix. Safe to run again and concurrently.
 
 Options:
   --postgres <url>            postgres://user:password@host:port/database (required)

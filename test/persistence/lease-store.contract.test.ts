@@ -88,6 +88,31 @@ describe.each(backends)("LeaseStore contract: %s", (_name, make) => {
   });
 });
 
+describe.skipIf(!PG_URL)("PostgresLeaseStore schema upgrade", () => {
+  it("a lease table from before fencing tokens gains the token column", async () => {
+    const prefix = `sk_lease_old_${process.pid}_`;
+    const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
+    try {
+      await pool.query(
+        `CREATE TABLE ${prefix}lease (name text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL)`,
+      );
+      await pool.query(
+        `INSERT INTO ${prefix}lease VALUES ('T/1', 'old', now() - interval '1 hour')`,
+      );
+      const store = new PostgresLeaseStore({
+        pool,
+        tablePrefix: prefix,
+        clock: runtime.clock,
+        scheduler: runtime.scheduler,
+      });
+      expect(await store.acquireLease("T/1", "new", 10_000)).toBe(1);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS ${prefix}lease`);
+      await pool.end();
+    }
+  });
+});
+
 describe("MemoryLeaseStore", () => {
   it("setUnavailable makes every operation fail with LeaseUnavailableError", async () => {
     const s = new MemoryLeaseStore(runtime.clock);

@@ -7,6 +7,7 @@ import { expect } from "vitest";
 import { type ActorRef, Behaviors, Effect, EventSourcedBehavior } from "../../src/actor/index.js";
 import {
   ClusterNode,
+  type ClusterNodeOptions,
   ClusterSharding,
   EntityTypeKey,
   type ShardedEntityOptions,
@@ -112,6 +113,8 @@ export interface NodeExtras {
   readonly lease?: SimLeases;
   /** Clock drift of the node's runtime (ppm; negative: slower than world time). */
   readonly clockDriftPpm?: number;
+  /** Downing settings (default: the split brain resolver, stableAfterMs 2 s). */
+  readonly downing?: ClusterNodeOptions["downing"];
 }
 
 /** The shared "database" of a lease scenario: a lease store and a checked journal. */
@@ -197,7 +200,7 @@ export async function startNode(
     seedNodes: seeds,
     settings: FAST,
     failureDetector: { acceptableHeartbeatPauseMs: 1_000, firstHeartbeatEstimateMs: 200 },
-    downing: { stableAfterMs: 2_000 },
+    downing: extras.downing ?? { stableAfterMs: 2_000 },
     roles: extras.roles,
     appVersion: extras.appVersion,
     runtime: world.createRuntime(

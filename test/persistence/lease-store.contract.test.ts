@@ -77,6 +77,22 @@ describe.each(backends)("LeaseStore contract: %s", (_name, make) => {
     expect(await store.acquireLease("T/2", "a", 10_000)).toBeGreaterThan(0);
   });
 
+  it("concurrent requests (one batch in SQLite): one owner wins, renewals keep their token", async () => {
+    const [x, y, z] = await Promise.all([
+      store.acquireLease("T/5", "x", 10_000),
+      store.acquireLease("T/5", "y", 10_000),
+      store.acquireLease("T/6", "z", 10_000),
+    ]);
+    expect(x).toBeGreaterThan(0);
+    expect(y).toBeUndefined();
+    expect(z).toBeGreaterThan(0);
+    const [x2, z2] = await Promise.all([
+      store.acquireLease("T/5", "x", 10_000),
+      store.acquireLease("T/6", "z", 10_000),
+    ]);
+    expect([x2, z2]).toEqual([x, z]);
+  });
+
   it("an expired lease is free for another owner, with a greater token", async () => {
     const t1 = (await store.acquireLease("T/9", "a", 150)) as number;
     expect(await store.acquireLease("T/9", "b", 150)).toBeUndefined();

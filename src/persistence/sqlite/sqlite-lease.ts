@@ -9,12 +9,10 @@
  * they read the same clock; the shard's own deadline (core/shard/shard-lease-machine.ts)
  * counts from the send time of the request on its monotonic clock, which is never later.
  *
- * Cost: requests made during one event-loop turn share one transaction (a member's
- * shards renew in step, so their renewals batch). A batch of renewals only (the holders'
- * live rows, tokens kept) commits with `synchronous = NORMAL` (no fsync; a process crash
- * keeps it, only a power loss may undo it, which merely shortens the holdings), so
- * renewals do not stall the event loop on fsyncs; a batch with a new acquisition, which
- * increments a token, commits at the connection's own level.
+ * Cost: a renewal (the holder's live row, token kept) commits with `synchronous = NORMAL`
+ * (no fsync; a process crash keeps it, only a power loss may undo it, which merely
+ * shortens the holding), so renewals do not stall the event loop on an fsync each; a
+ * new acquisition, which increments the token, commits at the connection's own level.
  *
  * Tokens: a new acquisition (no row, an expired or released row, another owner's expired
  * row) sets token = previous token + 1; a renewal by the holder keeps it. A release only
@@ -24,14 +22,6 @@ import type Database from "better-sqlite3";
 import { type LeaseStore, LeaseUnavailableError } from "../../ports/lease.js";
 import type { SqliteTables } from "./sqlite-schema.js";
 
-interface Request {
-  readonly name: string;
-  readonly owner: string;
-  readonly ttlMs: number;
-  resolve(token: number | undefined): void;
-  reject(error: unknown): void;
-}
-
 interface LeaseRow {
   owner: string;
   expires_at_ms: number;
@@ -40,9 +30,7 @@ interface LeaseRow {
 
 /** A LeaseStore on an SQLite database that has the schema (`migrateSqlite`). */
 export class SqliteLeaseStore implements LeaseStore {
-  private readonly acquireTx: (batch: readonly Request[]) => (number | undefined)[];
-  private pending: Request[] = [];
-  private flushScheduled = false;
+  private readonly acquireTx: (name: string, owner: string, ttlMs: number) => number | undefined;
   private readonly releaseTx: (name: string, owner: string) => boolean;
   private readonly getRow: Database.Statement<[string], LeaseRow>;
   private readonly db: Database.Database;
@@ -69,16 +57,14 @@ export class SqliteLeaseStore implements LeaseStore {
     const expire = db.prepare(
       `UPDATE ${t} SET expires_at_ms = ? WHERE name = ? AND owner = ? AND expires_at_ms > ?`,
     );
-    this.acquireTx = db.transaction((batch: readonly Request[]) => {
+    this.acquireTx = db.transaction((name: string, owner: string, ttlMs: number) => {
       const now = this.now();
-      return batch.map(({ name, owner, ttlMs }) => {
-        const row = this.getRow.get(name);
-        const live = row !== undefined && row.expires_at_ms > now;
-        if (live && row.owner !== owner) return undefined;
-        const token = live ? row.token : (row?.token ?? 0) + 1;
-        upsert.run(name, owner, now + ttlMs, token);
-        return token;
-      });
+      const row = this.getRow.get(name);
+      const live = row !== undefined && row.expires_at_ms > now;
+      if (live && row.owner !== owner) return undefined;
+      const token = live ? row.token : (row?.token ?? 0) + 1;
+      upsert.run(name, owner, now + ttlMs, token);
+      return token;
     }).immediate;
     this.releaseTx = db.transaction((name: string, owner: string) => {
       const now = this.now();
@@ -86,34 +72,17 @@ export class SqliteLeaseStore implements LeaseStore {
     }).immediate;
   }
 
-  acquireLease(name: string, owner: string, ttlMs: number): Promise<number | undefined> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ name, owner, ttlMs, resolve, reject });
-      if (this.flushScheduled) return;
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    });
-  }
-
-  /** Runs the requests of one event-loop turn in one transaction (see the module comment). */
-  private flush(): void {
-    const batch = this.pending;
-    this.pending = [];
-    this.flushScheduled = false;
-    let renewalsOnly = false;
+  async acquireLease(name: string, owner: string, ttlMs: number): Promise<number | undefined> {
+    let renewal = false;
     try {
-      const now = this.now();
-      renewalsOnly = batch.every(({ name, owner }) => {
-        const row = this.getRow.get(name);
-        return row !== undefined && row.owner === owner && row.expires_at_ms > now;
-      });
-      if (renewalsOnly) this.db.pragma("synchronous = NORMAL");
-      const tokens = this.acquireTx(batch);
-      batch.forEach((r, i) => r.resolve(tokens[i]));
+      const row = this.getRow.get(name);
+      renewal = row !== undefined && row.owner === owner && row.expires_at_ms > this.now();
+      if (renewal) this.db.pragma("synchronous = NORMAL");
+      return this.acquireTx(name, owner, ttlMs);
     } catch (error) {
-      for (const r of batch) r.reject(new LeaseUnavailableError(r.name, r.owner, String(error)));
+      throw new LeaseUnavailableError(name, owner, String(error));
     } finally {
-      if (renewalsOnly) this.db.pragma(`synchronous = ${this.synchronous}`);
+      if (renewal) this.db.pragma(`synchronous = ${this.synchronous}`);
     }
   }
 

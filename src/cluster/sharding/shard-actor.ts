@@ -234,7 +234,7 @@ class ShardDriver {
       "shardkit.shard.passivate": (m) =>
         feed({ type: "passivate", entityId: m.entityId, stopMessage: m.stopMessage }),
       "shardkit.shard.timer": (m) =>
-        this.lease !== undefined && this.lease.ownsTimer(m.key)
+        this.lease?.ownsTimer(m.key)
           ? this.lease.feed({ type: "timer", key: m.key })
           : feed({ type: "timer", key: m.key }),
       "shardkit.shard.lease-result": (m) =>
@@ -419,7 +419,7 @@ class ShardLeaseDriver {
   constructor(
     private readonly ctx: ActorContext<ShardCommand>,
     private readonly lease: ShardLeaseOptions,
-    private readonly decided: (o: ShardLeaseOutput) => void,
+    decided: (o: ShardLeaseOutput) => void,
   ) {
     this.machine = new ShardLeaseMachine(lease.settings);
     this.owner = `${lease.member}#${ctx.self.path.uid}`;

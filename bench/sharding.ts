@@ -41,12 +41,23 @@
  *   only start faster (periodicTasksInitialDelayMs 0, seedNodeTimeoutMs 500); sharding
  *   settings are the defaults.
  *
+ * - sharding.failover.lease.ms / .lease.fast.ms: the same failover with shard leases on
+ *   SQLite (one file shared by the three processes; lease settings at their defaults),
+ *   membership settings "default" / "fast". With leases the coordinator moves a removed
+ *   member's shards without the removal margin.
+ * - sharding.lease.overhead.pct: local tell throughput with shard leases (SQLite) vs
+ *   without, (off - on) / off in %, medians of 3 alternating runs each.
+ *
  * The whole group is meant to take under 2 minutes; the default failover alone is about
  * 60 s: it waits out stableAfterMs (20 s) and then the shards' removal margin
  * (stableAfterMs + the down-all-when-unstable bound, 35 s), during which the downed side
  * may still run them.
  */
+
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { z } from "zod";
 import { type ActorRef, type Behavior, Behaviors } from "../src/actor/index.js";
 import {
@@ -59,6 +70,10 @@ import {
 import { murmur3ShardId } from "../src/core/sharding/shard-id.js";
 import { metricsOf } from "../src/observability/index.js";
 import { prometheusText } from "../src/observability/prometheus-text.js";
+import {
+  type SqlitePersistence,
+  sqlitePersistence,
+} from "../src/persistence/sqlite/sqlite-persistence.js";
 import { createNodeRuntime } from "../src/runtime/node/index.js";
 import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
 import { type BenchGroup, gc, hasGc, median, percentile, repeat, wants } from "./harness.js";
@@ -213,10 +228,41 @@ interface Single {
   sharding: ClusterSharding;
 }
 
+/** Shard leases on one SQLite file per path (each process opens its own connection). */
+const leaseDbs = new Map<string, SqlitePersistence>();
+function shardLeases(path: string | undefined) {
+  if (path === undefined) return {};
+  let db = leaseDbs.get(path);
+  if (db === undefined) {
+    db = sqlitePersistence({ path });
+    leaseDbs.set(path, db);
+  }
+  return { lease: { provider: db.leases } };
+}
+
+/** A temp directory for a lease database, removed by the returned cleanup. */
+function leaseDir(): { path: string; cleanup: () => Promise<void> } {
+  const dir = mkdtempSync(join(tmpdir(), "shardkit-bench-lease-"));
+  const path = join(dir, "leases.db");
+  return {
+    path,
+    cleanup: async () => {
+      await leaseDbs.get(path)?.close();
+      leaseDbs.delete(path);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 async function withSingle<T>(
   numberOfShards: number,
   fn: (s: Single) => Promise<T>,
-  o: { readonly key?: EntityTypeKey<Msg>; readonly metrics?: boolean } = {},
+  o: {
+    readonly key?: EntityTypeKey<Msg>;
+    readonly metrics?: boolean;
+    /** Shard leases on this SQLite file (see shardLeases). */
+    readonly leasePath?: string;
+  } = {},
 ): Promise<T> {
   const key = o.key ?? Key;
   const port = await freePort();
@@ -225,7 +271,12 @@ async function withSingle<T>(
     await waitUntil(() => node.cluster.selfMember?.status === "up", START_TIMEOUT_MS, "member up");
     if (o.metrics) metricsOf(node);
     const sharding = ClusterSharding.get(node);
-    sharding.init({ typeKey: key, numberOfShards, createBehavior: () => sharedBehavior });
+    sharding.init({
+      typeKey: key,
+      numberOfShards,
+      createBehavior: () => sharedBehavior,
+      ...shardLeases(o.leasePath),
+    });
     return await fn({ node, sharding });
   } finally {
     await node.system.terminate();
@@ -241,6 +292,8 @@ interface LocalTellOptions {
   readonly total?: number;
   /** Rate per second of this process's CPU time instead of wall time. */
   readonly perCpu?: boolean;
+  /** Shard leases on this SQLite file. */
+  readonly leasePath?: string;
 }
 
 /**
@@ -284,7 +337,7 @@ async function localTell(o: LocalTellOptions = {}): Promise<number> {
         throw new Error("metrics on, but no sharding series");
       return rate;
     },
-    { key, metrics },
+    { key, metrics, ...(o.leasePath === undefined ? {} : { leasePath: o.leasePath }) },
   );
 }
 
@@ -411,8 +464,13 @@ function seqEntity(entityId: string): Behavior<SeqMsg> {
   });
 }
 
-function initSeq(sharding: ClusterSharding, rebalanceIntervalMs: number | undefined): void {
+function initSeq(
+  sharding: ClusterSharding,
+  rebalanceIntervalMs: number | undefined,
+  leasePath?: string,
+): void {
   sharding.init({
+    ...shardLeases(leasePath),
     typeKey: SeqKey,
     numberOfShards: 100,
     createBehavior: ({ entityId }) => seqEntity(entityId),
@@ -458,6 +516,8 @@ interface ChildConfig {
   /** cluster3: the schema of the entity type (default none). */
   readonly schema?: Schema;
   readonly rebalanceIntervalMs?: number;
+  /** Shard leases on this SQLite file. */
+  readonly leasePath?: string;
 }
 
 async function childMain(): Promise<void> {
@@ -476,7 +536,7 @@ async function childMain(): Promise<void> {
       numberOfShards: 100,
       createBehavior: () => sharedBehavior,
     });
-  else initSeq(sharding, config.rebalanceIntervalMs);
+  else initSeq(sharding, config.rebalanceIntervalMs, config.leasePath);
   const load = new SeqLoad(sharding, `child-${process.pid}`);
   const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(o)}\n`);
   createInterface({ input: process.stdin })
@@ -841,16 +901,20 @@ function firstAnswer(ref: EntityRef<SeqMsg>, victimPid: number): Promise<number>
   });
 }
 
-async function failover(profile: "default" | "fast"): Promise<FailoverResult> {
+async function failover(profile: "default" | "fast", leasePath?: string): Promise<FailoverResult> {
   const seedPort = await freePort();
   // the kill is on purpose: its unreachable / downing warnings are not printed
   const seed = await startNode(seedPort, seedPort, profile, "error");
   const children: Child[] = [];
-  const config: ChildConfig = { mode: "seq", profile };
+  const config: ChildConfig = {
+    mode: "seq",
+    profile,
+    ...(leasePath === undefined ? {} : { leasePath }),
+  };
   try {
     await waitUntil(() => seed.cluster.selfMember?.status === "up", START_TIMEOUT_MS, "seed up");
     const sharding = ClusterSharding.get(seed);
-    initSeq(sharding, undefined);
+    initSeq(sharding, undefined, leasePath);
     const ports = new Map<Child, number>();
     for (let k = 0; k < 2; k++) {
       const port = await freePort();
@@ -1018,6 +1082,45 @@ export const shardingGroup: BenchGroup = {
         unit: "ms",
         note: `${profile} membership settings, kill -9 -> all ${FAILOVER_ENTITIES} entities answer (${f.spread}, ${f.victimEntities} on the killed node); unreachable ${Math.round(f.unreachableMs)} ms, removed ${Math.round(f.removedMs)} ms`,
       });
+    }
+    for (const [name, profile] of [
+      ["lease.fast", "fast"],
+      ["lease", "default"],
+    ] as const) {
+      const metric = `sharding.failover.${name}.ms`;
+      if (!wants(metric)) continue;
+      const dir = leaseDir();
+      try {
+        const f = await failover(profile, dir.path);
+        report({
+          metric,
+          value: f.ms,
+          unit: "ms",
+          note: `shard leases on SQLite (defaults), ${profile} membership settings, kill -9 -> all ${FAILOVER_ENTITIES} entities answer (${f.spread}, ${f.victimEntities} on the killed node); unreachable ${Math.round(f.unreachableMs)} ms, removed ${Math.round(f.removedMs)} ms`,
+        });
+      } finally {
+        await dir.cleanup();
+      }
+    }
+    if (wants("sharding.lease.overhead")) {
+      const dir = leaseDir();
+      try {
+        const off: number[] = [];
+        const on: number[] = [];
+        for (let i = 0; i < 3; i++) {
+          off.push(await localTell());
+          on.push(await localTell({ leasePath: dir.path }));
+        }
+        const pct = ((median(off) - median(on)) / median(off)) * 100;
+        report({
+          metric: "sharding.lease.overhead.pct",
+          value: pct,
+          unit: "%",
+          note: `local tell ${Math.round(median(on))} msg/s with shard leases (SQLite) vs ${Math.round(median(off))} without; medians of 3 alternating runs`,
+        });
+      } finally {
+        await dir.cleanup();
+      }
     }
   },
 };

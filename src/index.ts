@@ -253,13 +253,14 @@ export { MemorySnapshotStore } from "./persistence/memory/memory-snapshot-store.
 // Persistence ports and the in-memory plugins
 export { MissingPeerDependencyError } from "./persistence/peer-dependency.js";
 export type { Clock, Logger, LogLevel, Random, Runtime, Scheduler } from "./ports/index.js";
-export type { Journal, JournalEvent, PersistedEvent } from "./ports/journal.js";
+export type { Journal, JournalEvent, PersistedEvent, WriteFence } from "./ports/journal.js";
 export {
+  FencedWriteError,
   JournalConflictError,
   JournalRejectedError,
   PersistenceStoreError,
 } from "./ports/journal.js";
-export type { Lease, LeaseProvider } from "./ports/lease.js";
+export type { Lease, LeaseProvider, LeaseStore } from "./ports/lease.js";
 export { LeaseLostError, LeaseUnavailableError } from "./ports/lease.js";
 export type {
   RememberEntitiesStore,

@@ -36,6 +36,7 @@ import {
 } from "../../src/actor/index.js";
 import { ClusterNode, ClusterSharding, EntityTypeKey, msgpackCodec } from "../../src/index.js";
 import type { Journal } from "../../src/ports/journal.js";
+import type { LeaseStore } from "../../src/ports/lease.js";
 import type { SnapshotStore } from "../../src/ports/snapshot-store.js";
 
 export interface NodeConfig {
@@ -60,6 +61,12 @@ export interface NodeConfig {
    * instead of the database (stateStoreMode "ddata"), durable in `<ddataDir>/<name>.db`.
    */
   readonly ddataDir?: string;
+  /**
+   * Shard leases with fencing tokens in the same store (docs/sharding.md, "Leases and
+   * fencing"); events are then tagged with the writing member's name and stamped with
+   * the wall clock, so tests can check who wrote what when.
+   */
+  readonly leases?: boolean;
 }
 
 export type AccountMsg =
@@ -77,16 +84,28 @@ const config = JSON.parse(process.argv[2] ?? "{}") as NodeConfig;
 interface Store {
   readonly journal: Journal;
   readonly snapshots: SnapshotStore;
+  readonly leases: LeaseStore;
   close(): Promise<void>;
 }
 
 async function openStore(): Promise<Store> {
   if (config.pgUrl !== undefined) {
-    const { postgresPersistence } = await import("../../src/persistence/postgres/index.js");
+    const { postgresPersistence, PostgresLeaseStore } = await import(
+      "../../src/persistence/postgres/index.js"
+    );
     const pg = (await import("pg")).default;
     const pool = new pg.Pool({ connectionString: config.pgUrl, max: 4 });
-    const p = postgresPersistence({ pool, tablePrefix: config.pgTablePrefix ?? "shardkit_" });
-    return { ...p, close: () => p.close().then(() => pool.end()) };
+    const tablePrefix = config.pgTablePrefix ?? "shardkit_";
+    const p = postgresPersistence({ pool, tablePrefix });
+    const { createNodeRuntime } = await import("../../src/runtime/node/index.js");
+    const rt = createNodeRuntime({ logLevel: "off" });
+    const leases = new PostgresLeaseStore({
+      pool,
+      tablePrefix,
+      clock: rt.clock,
+      scheduler: rt.scheduler,
+    });
+    return { ...p, leases, close: () => p.close().then(() => pool.end()) };
   }
   const { sqlitePersistence } = await import("../../src/persistence/sqlite/index.js");
   return sqlitePersistence({ path: config.db });
@@ -144,12 +163,16 @@ sharding.init({
   numberOfShards: NUMBER_OF_SHARDS,
   ...(await shardingState()),
   rememberEntities: config.remember ?? false,
+  ...(config.leases === true ? { lease: { provider: store.leases } } : {}),
   // Fast demo timings: regions (re)register within 0.5 s, imbalances are fixed every 2 s.
   settings: { region: { retryIntervalMs: 500 }, coordinator: { rebalanceIntervalMs: 2_000 } },
-  createBehavior: ({ entityId, shardId }) => {
+  createBehavior: ({ entityId, shardId, fence }) => {
     live.set(entityId, shardId);
     return EventSourcedBehavior.create<AccountMsg, AccountEvent, AccountState>({
       persistenceId: persistenceIdOf(Account.name, entityId),
+      ...(fence === undefined
+        ? {}
+        : { fence, tagger: () => [config.name], timestampMs: () => Date.now() }),
       emptyState: { balance: 0 },
       commandHandler: (state, m) => {
         handled++;

@@ -15,6 +15,7 @@ import { ConfigError } from "../base/errors.js";
 import { Cluster, type ClusterOptions } from "../cluster/membership/cluster.js";
 import { Remoting } from "../cluster/remoting/remoting.js";
 import { type RemotingSettings, remotingSettings } from "../cluster/remoting/remoting-settings.js";
+import type { ShardLeaseOption } from "../cluster/sharding/sharding-type.js";
 import { installClusterShutdown } from "../cluster/shutdown/cluster-shutdown.js";
 import { CoordinatedShutdown } from "../cluster/shutdown/coordinated-shutdown.js";
 import { resolveSbrSettings } from "../core/downing/sbr-settings.js";
@@ -78,6 +79,11 @@ export interface ClusterNodeOptions extends Omit<ClusterOptions, "onSelfRemoved"
    * form one. Needs `management`.
    */
   readonly discovery?: DiscoveryOptions;
+  /**
+   * Shard leases for every entity type started on this node (a type's own `lease` option
+   * wins). See docs/sharding.md, "Leases and fencing".
+   */
+  readonly shardLeases?: ShardLeaseOption;
 }
 
 /** Option keys served by node extensions, in start order. */
@@ -91,6 +97,8 @@ export class ClusterNode {
     readonly coordinatedShutdown: CoordinatedShutdown,
     private readonly signals: Disposable | undefined,
     private readonly logState?: MemberLogState,
+    /** The node-wide shard lease setting (ClusterNodeOptions.shardLeases). */
+    readonly shardLeases: ShardLeaseOption | undefined = undefined,
   ) {}
 
   /** The last warnings and errors this node logged (at most RECENT_WARNINGS_MAX), oldest first. */
@@ -151,7 +159,15 @@ export class ClusterNode {
         (options.handleSignals ?? real) && shutdown.settings.runOnSignals
           ? installSignalHandlers((reason) => shutdown.run(reason), { logger: runtime.logger })
           : undefined;
-      node = new ClusterNode(system, remoting, cluster, shutdown, signals, logState);
+      node = new ClusterNode(
+        system,
+        remoting,
+        cluster,
+        shutdown,
+        signals,
+        logState,
+        options.shardLeases,
+      );
       const started = node;
       for (const key of EXTENSION_KEYS)
         if (options[key] !== undefined)

@@ -26,6 +26,7 @@ import {
   type ShardingRouting,
   type ShardingTypeInput,
   type ShardingTypeOptions,
+  type ShardLeaseOption,
   type StartedShardingType,
   startShardingType,
 } from "../cluster/sharding/sharding-type.js";
@@ -45,6 +46,7 @@ export type {
   ShardingSettingsOptions,
   ShardingStoreOptions,
   ShardingTypeOptions,
+  ShardLeaseOption,
   StateStoreMode,
 } from "../cluster/sharding/sharding-type.js";
 
@@ -253,8 +255,13 @@ export class ClusterSharding {
       ...(input.lifecycle === undefined ? [] : [input.lifecycle]),
       ...this.observers,
     ]);
+    // the node-wide shard lease setting (ClusterNodeOptions.shardLeases) unless the type sets one
+    const nodeLeases = (this.host as { readonly shardLeases?: ShardLeaseOption }).shardLeases;
+    const lease = input.lease ?? nodeLeases;
     const spec = resolveShardingTypeSpec(
-      lifecycle === input.lifecycle ? input : { ...input, lifecycle },
+      lifecycle === input.lifecycle && lease === input.lease
+        ? input
+        : { ...input, lifecycle, ...(lease === undefined ? {} : { lease }) },
       this.host.cluster,
       () => clock.now(),
     );

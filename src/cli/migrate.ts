@@ -35,7 +35,7 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const MIGRATE_USAGE = `Usage: shardkit migrate --postgres <url> [options]
 
 Creates or updates the PostgreSQL tables of shardkit (journal, journal_deleted,
-snapshot, lease) for one table prefix. Safe to run again and concurrently.
+snapshot, fence, lease) for one table prefix. Safe to run again and concurrently.
 
 Options:
   --postgres <url>            postgres://user:password@host:port/database (required)
@@ -150,7 +150,7 @@ async function migrate(args: MigrateArgs, io: CliIo): Promise<number> {
       clock: new NodeClock(),
       scheduler,
     });
-    const names = [tables.journal, tables.deleted, tables.snapshot, leases.table];
+    const names = [tables.journal, tables.deleted, tables.snapshot, tables.fence, leases.table];
     const before = await existing(pool, names);
     await migratePostgres(pool, args.prefix);
     await leases.ensureSchema();

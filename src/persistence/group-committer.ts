@@ -26,6 +26,7 @@ import {
   type JournalEvent,
   JournalRejectedError,
   PersistenceStoreError,
+  type WriteFence,
 } from "../ports/journal.js";
 
 /** One append as handed to a plugin's `commit`. */
@@ -35,6 +36,8 @@ export interface PendingAppend {
   readonly events: readonly JournalEvent[];
   /** Payload bytes of all events. */
   readonly bytes: number;
+  /** The writer's fencing token (see Journal.append); undefined: not fenced. */
+  readonly fence: WriteFence | undefined;
 }
 
 /** A plugin's verdict on one append of a batch: undefined = committed, else its error. */
@@ -95,6 +98,7 @@ export class GroupCommitter {
     expectedSeqNr: number,
     events: readonly JournalEvent[],
     bytes: number,
+    fence?: WriteFence,
   ): Promise<void> {
     if (this.closed)
       return Promise.reject(new JournalRejectedError("closed", persistenceId, "journal is closed"));
@@ -107,7 +111,15 @@ export class GroupCommitter {
         ),
       );
     return new Promise<void>((resolve, reject) => {
-      const entry: Entry = { persistenceId, expectedSeqNr, events, bytes, resolve, reject };
+      const entry: Entry = {
+        persistenceId,
+        expectedSeqNr,
+        events,
+        bytes,
+        fence,
+        resolve,
+        reject,
+      };
       this.unsettledEvents += events.length;
       this.unsettledAppends++;
       const queue = this.waiting.get(persistenceId);

@@ -5,7 +5,12 @@
  * a bound is an expected failure and gets a JournalRejectedError.
  */
 import { assert } from "../base/assert.js";
-import { type JournalEvent, JournalRejectedError } from "../ports/journal.js";
+import {
+  isWriteFence,
+  type JournalEvent,
+  JournalRejectedError,
+  type WriteFence,
+} from "../ports/journal.js";
 import {
   type SnapshotCriteria,
   type SnapshotPayload,
@@ -39,8 +44,10 @@ export function checkAppend(
   expectedSeqNr: number,
   events: readonly JournalEvent[],
   settings: JournalSettings,
+  fence?: WriteFence,
 ): number {
   assertPersistenceId(persistenceId);
+  if (fence !== undefined) checkFenceInput(fence);
   assertSeqNr(expectedSeqNr, "expectedSeqNr");
   assert(Array.isArray(events) && events.length > 0, "append needs at least one event");
   assertSeqNr(expectedSeqNr + events.length - 1, "last sequence number");
@@ -77,6 +84,11 @@ export function checkAppend(
   return bytes;
 }
 
+/** A fence must have a non-empty key and a safe integer token >= 0 (programmer error otherwise). */
+export function checkFenceInput(fence: WriteFence): void {
+  assert(isWriteFence(fence) && fence.key.length > 0, "fence must be { key, token >= 0 }");
+}
+
 /** Checks read arguments and returns the effective limit. */
 export function readLimit(
   persistenceId: string,
@@ -84,8 +96,10 @@ export function readLimit(
   toSeqNr: number,
   max: number | undefined,
   settings: JournalSettings,
+  fence?: WriteFence,
 ): number {
   assertPersistenceId(persistenceId);
+  if (fence !== undefined) checkFenceInput(fence);
   assertSeqNr(fromSeqNr, "fromSeqNr", 0);
   assertSeqNr(toSeqNr, "toSeqNr", 0);
   if (max === undefined) return settings.readBatchMax;

@@ -1,7 +1,7 @@
 export type { Clock } from "./clock.js";
 export type { Crypto } from "./crypto.js";
 export * from "./journal.js";
-export type { Lease, LeaseProvider } from "./lease.js";
+export type { Lease, LeaseProvider, LeaseStore } from "./lease.js";
 export * from "./logger.js";
 export type { Random } from "./random.js";
 export type { RememberEntitiesStore, RememberEntitiesUpdate } from "./remember-entities-store.js";

@@ -36,15 +36,31 @@ export interface PersistedEvent {
   readonly timestampMs: number;
 }
 
+/**
+ * The fencing token a write carries (docs/sharding.md, "Leases and fencing"): `key`
+ * names what the token fences (a shard: `<type>/<shardId>`), `token` is the fencing
+ * token of the shard lease held by the writer. The journal remembers, per key, the
+ * newest token it has seen and refuses, in the same transaction as the write, any write
+ * with an older one.
+ */
+export interface WriteFence {
+  readonly key: string;
+  readonly token: number;
+}
+
 export interface Journal {
   /**
    * Appends `events` as sequence numbers `expectedSeqNr`, `expectedSeqNr + 1`, ...
-   * All or nothing. Resolves once the events are durable.
+   * All or nothing. Resolves once the events are durable. With `fence`, the append is
+   * refused (nothing written) when the journal has seen a newer token for `fence.key`;
+   * otherwise `fence.token` becomes the newest token of the key, atomically with the
+   * append.
    *
    * @throws JournalConflictError when `expectedSeqNr` is not `highestSequenceNr + 1`
    *   (another writer got there first, or this writer lost track).
    * @throws JournalRejectedError when the append exceeds a bound or the journal is
    *   closed (nothing was written).
+   * @throws FencedWriteError when `fence.token` is older than the newest token of its key.
    * @throws PersistenceStoreError when the store failed; the outcome is then unknown
    *   and the writer must recover (re-read the highest sequence number) before writing.
    */
@@ -52,7 +68,16 @@ export interface Journal {
     persistenceId: string,
     expectedSeqNr: number,
     events: readonly JournalEvent[],
+    fence?: WriteFence,
   ): Promise<void>;
+  /**
+   * Makes `fence.token` the newest token of `fence.key` (a no-op when it already is):
+   * a new lease holder calls it before it starts anything, so that from then on every
+   * write of an older holder is refused, even if the new holder never writes.
+   * @throws FencedWriteError when the journal has already seen a newer token.
+   * Optional: a journal without it does not support fencing (and ignores `fence`).
+   */
+  advanceFence?(fence: WriteFence): Promise<void>;
   /**
    * Events with fromSeqNr <= sequenceNr <= toSeqNr in ascending order, at most
    * `max` of them and never more than the journal's `readBatchMax`: page through a
@@ -93,6 +118,30 @@ export class JournalConflictError extends ShardkitError {
     this.persistenceId = persistenceId;
     this.seqNr = seqNr;
   }
+}
+
+/** A write (or fence advance) carried a fencing token older than the newest one seen. */
+export class FencedWriteError extends ShardkitError {
+  readonly fenceKey: string;
+  readonly token: number;
+  readonly newestToken: number;
+  constructor(fence: WriteFence, newestToken: number, persistenceId?: string) {
+    super(
+      "FENCED_WRITE",
+      `write${persistenceId === undefined ? "" : ` for ${persistenceId}`} refused: fencing token ${fence.token} of ${fence.key} is older than ${newestToken} (another holder took the lease)`,
+      { fenceKey: fence.key, token: fence.token, newestToken, persistenceId },
+    );
+    this.fenceKey = fence.key;
+    this.token = fence.token;
+    this.newestToken = newestToken;
+  }
+}
+
+/** True when `f` is a well-formed WriteFence (a key and a safe integer token >= 0). */
+export function isWriteFence(f: unknown): f is WriteFence {
+  if (typeof f !== "object" || f === null) return false;
+  const o = f as { key?: unknown; token?: unknown };
+  return typeof o.key === "string" && Number.isSafeInteger(o.token) && (o.token as number) >= 0;
 }
 
 /** Why an append was refused before anything was written. */

@@ -5,6 +5,7 @@
  * an entity as remembered only once its batch is acknowledged.
  */
 import { ShardkitError } from "../base/errors.js";
+import type { WriteFence } from "./journal.js";
 
 export interface RememberEntitiesUpdate {
   /** Entities to remember. */
@@ -16,8 +17,17 @@ export interface RememberEntitiesUpdate {
 export interface RememberEntitiesStore {
   /** The remembered entity ids of one shard (empty when none). */
   getEntities(typeName: string, shardId: string): Promise<readonly string[]>;
-  /** Applies one batch atomically and idempotently; resolves once durable. */
-  update(typeName: string, shardId: string, batch: RememberEntitiesUpdate): Promise<void>;
+  /**
+   * Applies one batch atomically and idempotently; resolves once durable. With `fence`
+   * (shard leases) a store on a fencing journal refuses the batch with FencedWriteError
+   * when a newer holder of the shard's lease exists.
+   */
+  update(
+    typeName: string,
+    shardId: string,
+    batch: RememberEntitiesUpdate,
+    fence?: WriteFence,
+  ): Promise<void>;
 }
 
 /** A batch that names one entity more than once (it would be ambiguous). */

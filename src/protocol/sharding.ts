@@ -428,6 +428,13 @@ export type ShardCommand =
   | { readonly type: "shardkit.shard.stop" }
   | { readonly type: "shardkit.shard.entities"; readonly replyTo: ReplyTo<readonly string[]> }
   | { readonly type: "shardkit.shard.set-active-limit"; readonly limit: number }
+  | {
+      /** Shard leases: the answer to one acquire-or-renew request (shard-actor.ts). */
+      readonly type: "shardkit.shard.lease-result";
+      readonly sentAtMs: number;
+      readonly token: number | undefined;
+      readonly error?: string;
+    }
   | ShardRememberResult;
 
 /** Results of the remember-entities store, fed back to the shard actor. */

@@ -29,7 +29,7 @@ interface Live {
 
 /** A double registration (or another inconsistency) the oracle saw. */
 export interface ShardingViolation {
-  readonly kind: "entity" | "shard" | "entity-outside-shard";
+  readonly kind: "entity" | "shard" | "entity-outside-shard" | "stale-write";
   readonly typeName: string;
   /** Entity id or shard id. */
   readonly id: string;
@@ -70,6 +70,8 @@ export class ShardingOracle implements ShardingLifecycleListener {
   shardsStarted = 0;
   /** Shard stops so far (all types; crashes not included). */
   shardsStopped = 0;
+  /** Fenced writes the journal accepted so far (`fencedWrite`). */
+  fencedWrites = 0;
 
   constructor(private readonly options: ShardingOracleOptions = {}) {
     this.labelOf = options.label ?? hostOf;
@@ -123,6 +125,28 @@ export class ShardingOracle implements ShardingLifecycleListener {
     const on = (l: Live) => l.node === node || this.labelOf(l.node) === node;
     for (const [k, l] of [...this.entities]) if (on(l)) this.entities.delete(k);
     for (const [k, l] of [...this.shards]) if (on(l)) this.shards.delete(k);
+  }
+
+  /**
+   * Shard leases: the journal accepted a write of `persistenceId` carrying `token` for
+   * the fence key `fenceKey` (`<type>/<shardId>`) while the lease store's newest token
+   * of that lease was `newestToken`. A write with an older token than the newest is a
+   * violation ("no event written by a stale token"): its writer had lost the lease.
+   */
+  fencedWrite(fenceKey: string, token: number, newestToken: number, persistenceId: string): void {
+    this.fencedWrites++;
+    if (token >= newestToken) return;
+    const atMs = this.nowOf();
+    const at = atMs === undefined ? "" : ` at t=${atMs}`;
+    this.found.push({
+      kind: "stale-write",
+      typeName: fenceKey.slice(0, fenceKey.lastIndexOf("/")),
+      id: persistenceId,
+      node: fenceKey,
+      liveOn: fenceKey,
+      atMs,
+      text: `event of ${persistenceId} written${at} with token ${token} of ${fenceKey} while the newest token was ${newestToken}`,
+    });
   }
 
   // ---- queries -----------------------------------------------------------------------------

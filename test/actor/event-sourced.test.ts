@@ -16,6 +16,7 @@ import { ConfigError, StashOverflowError } from "../../src/base/errors.js";
 import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
 import { MemorySnapshotStore } from "../../src/persistence/memory/memory-snapshot-store.js";
 import {
+  FencedWriteError,
   type Journal,
   JournalConflictError,
   PersistenceStoreError,
@@ -386,6 +387,32 @@ describe("EventSourcedBehavior", () => {
     first.tell({ type: "get", replyTo: c.ref });
     await s.settle();
     expect(c.got).toEqual([1, 1]);
+    expect(await j.highestSequenceNr("Counter|c1")).toBe(1);
+  });
+
+  it("FencedWriteError (a newer lease holder exists) stops the entity for good, nothing written", async () => {
+    const s = simSystem();
+    const fails = failures(s);
+    const j = new MemoryJournal();
+    const c = collector(s);
+    let recoveries = 0;
+    const fence = { key: "Counter/3", token: 1 };
+    const stale = s.system.spawn(
+      counter(j, { fence, onRecoveryCompleted: () => void recoveries++ }),
+      "stale",
+    );
+    await s.settle();
+    stale.tell({ type: "add", n: 1, replyTo: c.ref });
+    await s.settle();
+    expect(c.got).toEqual([1]);
+    await j.advanceFence({ key: "Counter/3", token: 2 }); // the shard moved
+    stale.tell({ type: "add", n: 100, replyTo: c.ref });
+    await s.settle(10_000);
+    expect(c.got).toEqual([1]);
+    expect(fails).toHaveLength(1);
+    expect(fails[0]?.error).toBeInstanceOf(FencedWriteError);
+    expect(fails[0]?.directive).toBe("stop");
+    expect(recoveries).toBe(1); // no restart
     expect(await j.highestSequenceNr("Counter|c1")).toBe(1);
   });
 

@@ -170,7 +170,9 @@ if (PG_URL === undefined) {
 } else {
   const url = PG_URL;
   const prefix = `shardkit_clitest_${process.pid}_`;
-  const tables = ["journal", "journal_deleted", "snapshot", "lease"].map((t) => `${prefix}${t}`);
+  const tables = ["journal", "journal_deleted", "snapshot", "fence", "lease"].map(
+    (t) => `${prefix}${t}`,
+  );
   const pool = new pg.Pool({ connectionString: url, max: 2 });
 
   afterAll(async () => {
@@ -197,7 +199,7 @@ if (PG_URL === undefined) {
       expect(first.stderr).toBe("");
       expect(first.code).toBe(0);
       for (const t of tables) expect(first.stdout).toContain(`created ${t}`);
-      expect(first.stdout).toContain("4 created, 0 already present");
+      expect(first.stdout).toContain("5 created, 0 already present");
       expect(await presentTables()).toEqual([...tables].sort());
 
       // the tables are usable: the columns the plugins rely on exist
@@ -212,6 +214,8 @@ if (PG_URL === undefined) {
       expect(has("journal_deleted", "deleted_to")).toBe(true);
       expect(has("snapshot", "payload")).toBe(true);
       expect(has("lease", "expires_at")).toBe(true);
+      expect(has("lease", "token")).toBe(true);
+      expect(has("fence", "token")).toBe(true);
 
       await pool.query(
         `INSERT INTO ${prefix}journal VALUES ('p-1', 1, 7, '\\x01'::bytea, NULL, 0)`,
@@ -220,7 +224,7 @@ if (PG_URL === undefined) {
       expect(second.stderr).toBe("");
       expect(second.code).toBe(0);
       for (const t of tables) expect(second.stdout).toContain(`exists  ${t}`);
-      expect(second.stdout).toContain("0 created, 4 already present");
+      expect(second.stdout).toContain("0 created, 5 already present");
       // data survives a re-run
       const rows = await pool.query(`SELECT count(*)::int AS n FROM ${prefix}journal`);
       expect(rows.rows[0]).toEqual({ n: 1 });

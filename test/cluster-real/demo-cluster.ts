@@ -31,11 +31,13 @@ export interface DemoCluster {
   readonly store: DemoStore;
   readonly remember: boolean;
   readonly accounts: number;
+  /** Shard leases with fencing tokens (examples/sharding-demo/node.ts `leases`). */
+  readonly leases?: boolean;
 }
 
 export async function demoCluster(
   store: DemoStore,
-  options: { accounts: number; remember?: boolean; size?: number },
+  options: { accounts: number; remember?: boolean; size?: number; leases?: boolean },
 ): Promise<DemoCluster> {
   const ports = await freePorts(options.size ?? 3);
   return {
@@ -44,6 +46,7 @@ export async function demoCluster(
     store,
     remember: options.remember ?? false,
     accounts: options.accounts,
+    leases: options.leases ?? false,
   };
 }
 
@@ -61,6 +64,7 @@ export function startDemoNode(c: DemoCluster, index: number, logLevel = "warn"):
       ? { ddataDir: c.store.ddataDir }
       : {}),
     remember: c.remember,
+    leases: c.leases === true,
   };
   return spawnNode("examples/sharding-demo/node.ts", [JSON.stringify(config)], {
     name: `n${index}:${port}`,
@@ -178,7 +182,7 @@ export async function dropPostgresTables(url: string, prefix: string): Promise<v
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   try {
     await pool.query(
-      `DROP TABLE IF EXISTS ${prefix}journal, ${prefix}journal_deleted, ${prefix}snapshot`,
+      `DROP TABLE IF EXISTS ${prefix}journal, ${prefix}journal_deleted, ${prefix}snapshot, ${prefix}fence, ${prefix}lease`,
     );
   } finally {
     await pool.end();

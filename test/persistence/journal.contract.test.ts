@@ -12,6 +12,7 @@ import { PostgresJournal } from "../../src/persistence/postgres/postgres-journal
 import { postgresTables } from "../../src/persistence/postgres/postgres-schema.js";
 import { sqlitePersistence } from "../../src/persistence/sqlite/sqlite-persistence.js";
 import {
+  FencedWriteError,
   type Journal,
   JournalConflictError,
   type JournalEvent,
@@ -177,6 +178,38 @@ describe.each(persistenceBackends("journal"))("Journal contract: %s", (name, mak
     await expectConflict(j.append(id, 2, [ev("x"), ev("y")]), id, 2);
     await expectConflict(j.append(id, 4, [ev("gap")]), id, 4);
     expect(texts(await j.read(id, 1, 100))).toEqual(["1", "2"]);
+  });
+
+  it("fencing: a write with an older token than the newest seen is refused, nothing written", async () => {
+    const key = uid("T/7");
+    const a = uid("fenced-a");
+    const b = uid("fenced-b");
+    await j.append(a, 1, [ev("a1")], { key, token: 3 });
+    // a newer holder advances the fence (without writing anything itself)
+    await j.advanceFence?.({ key, token: 4 });
+    const refused = await j.append(a, 2, [ev("stale")], { key, token: 3 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(FencedWriteError);
+    expect((refused as FencedWriteError).code).toBe("FENCED_WRITE");
+    expect((refused as FencedWriteError).newestToken).toBe(4);
+    expect(await j.highestSequenceNr(a)).toBe(1);
+    expect(texts(await j.read(a, 1, 10))).toEqual(["a1"]);
+    // the newer token writes; same token again is fine; unfenced writes are not checked
+    await j.append(a, 2, [ev("a2")], { key, token: 4 });
+    await j.append(b, 1, [ev("b1")], { key, token: 4 });
+    await j.append(b, 2, [ev("b2")]);
+    // a stale fenced write batched with good ones fails alone
+    const results = await Promise.allSettled([
+      j.append(a, 3, [ev("a3")], { key, token: 4 }),
+      j.append(b, 3, [ev("stale-b")], { key, token: 2 }),
+    ]);
+    expect(results[0].status).toBe("fulfilled");
+    expect(results[1].status).toBe("rejected");
+    expect(await j.highestSequenceNr(b)).toBe(2);
+    // advancing to an older token than the newest is refused too
+    await expect(j.advanceFence?.({ key, token: 1 })).rejects.toBeInstanceOf(FencedWriteError);
   });
 
   it("P3: two writers for one persistenceId: the second gets JournalConflictError", async () => {
@@ -367,7 +400,7 @@ describe("journal settings and SQLite specifics", () => {
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
       .pluck()
       .all();
-    expect(tables).toEqual(["t_journal", "t_journal_deleted", "t_snapshot"]);
+    expect(tables).toEqual(["t_fence", "t_journal", "t_journal_deleted", "t_lease", "t_snapshot"]);
     await p.close();
     rmSync(dir, { recursive: true, force: true });
   });

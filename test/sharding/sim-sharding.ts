@@ -4,14 +4,24 @@
  * small fault tools (crash, restart) the scenarios share.
  */
 import { expect } from "vitest";
-import { type ActorRef, Behaviors } from "../../src/actor/index.js";
+import { type ActorRef, Behaviors, Effect, EventSourcedBehavior } from "../../src/actor/index.js";
 import {
   ClusterNode,
+  type ClusterNodeOptions,
   ClusterSharding,
   EntityTypeKey,
   type ShardedEntityOptions,
   type ShardingLifecycleListener,
 } from "../../src/api/index.js";
+import type { ShardLeaseSettings } from "../../src/core/shard/shard-lease-machine.js";
+import type { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
+import type { MemoryLeaseStore } from "../../src/persistence/memory/memory-lease.js";
+import {
+  FencedWriteError,
+  type Journal,
+  type JournalEvent,
+  type WriteFence,
+} from "../../src/ports/journal.js";
 import { SimNetwork, SimWorld, type SimWorldOptions } from "../../src/runtime/sim/index.js";
 import { ShardingOracle } from "../../src/testing/index.js";
 import { FAST } from "../cluster/sim-cluster.js";
@@ -96,7 +106,82 @@ export interface NodeExtras {
   readonly numberOfShards?: number;
   /** The lifecycle listener (default: the oracle). */
   readonly lifecycle?: ShardingLifecycleListener;
+  /**
+   * Shard leases on a shared store: the Counter is then event-sourced on `journal` (a
+   * FencedJournal) with the shard's fence.
+   */
+  readonly lease?: SimLeases;
+  /** Clock drift of the node's runtime (ppm; negative: slower than world time). */
+  readonly clockDriftPpm?: number;
+  /** Downing settings (default: the split brain resolver, stableAfterMs 2 s). */
+  readonly downing?: ClusterNodeOptions["downing"];
 }
+
+/** The shared "database" of a lease scenario: a lease store and a checked journal. */
+export interface SimLeases {
+  readonly store: MemoryLeaseStore;
+  readonly journal: FencedJournal;
+  readonly settings?: Partial<ShardLeaseSettings>;
+}
+
+/**
+ * The shared journal of a lease scenario, checked by the oracle: every fenced append the
+ * journal accepts is reported with the lease store's newest token at that instant (the
+ * memory journal applies an append synchronously when called), so a write by a holder
+ * that lost its lease is a violation ("no event written by a stale token"). Refused
+ * appends (FencedWriteError) are counted.
+ */
+export class FencedJournal implements Journal {
+  refused = 0;
+  constructor(
+    private readonly inner: MemoryJournal,
+    private readonly leases: MemoryLeaseStore,
+    private readonly oracle: ShardingOracle,
+  ) {}
+
+  append(
+    persistenceId: string,
+    expectedSeqNr: number,
+    events: readonly JournalEvent[],
+    fence?: WriteFence,
+  ): Promise<void> {
+    const p = this.inner.append(persistenceId, expectedSeqNr, events, fence);
+    // the memory journal has applied (or refused) the append by now
+    const newest = fence === undefined ? undefined : this.leases.newestToken(fence.key);
+    return p.then(
+      () => {
+        if (fence !== undefined)
+          this.oracle.fencedWrite(fence.key, fence.token, newest ?? 0, persistenceId);
+      },
+      (e: unknown) => {
+        if (e instanceof FencedWriteError) this.refused++;
+        throw e;
+      },
+    );
+  }
+  advanceFence(fence: WriteFence): Promise<void> {
+    return this.inner.advanceFence(fence);
+  }
+  read(persistenceId: string, fromSeqNr: number, toSeqNr: number, max?: number) {
+    return this.inner.read(persistenceId, fromSeqNr, toSeqNr, max);
+  }
+  highestSequenceNr(persistenceId: string) {
+    return this.inner.highestSequenceNr(persistenceId);
+  }
+  deleteTo(persistenceId: string, toSeqNr: number) {
+    return this.inner.deleteTo(persistenceId, toSeqNr);
+  }
+  close() {
+    return this.inner.close();
+  }
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const addedCodec = {
+  encode: (n: number) => ({ serializerId: 1, bytes: enc.encode(String(n)) }),
+  decode: (_id: number, bytes: Uint8Array) => Number(dec.decode(bytes)),
+};
 
 /** A cluster node `name` (listening on name:2552) running the Counter type. */
 export async function startNode(
@@ -115,10 +200,13 @@ export async function startNode(
     seedNodes: seeds,
     settings: FAST,
     failureDetector: { acceptableHeartbeatPauseMs: 1_000, firstHeartbeatEstimateMs: 200 },
-    downing: { stableAfterMs: 2_000 },
+    downing: extras.downing ?? { stableAfterMs: 2_000 },
     roles: extras.roles,
     appVersion: extras.appVersion,
-    runtime: world.createRuntime(extras.runtimeName ?? name),
+    runtime: world.createRuntime(
+      extras.runtimeName ?? name,
+      extras.clockDriftPpm === undefined ? {} : { clockDriftPpm: extras.clockDriftPpm },
+    ),
     transport: network.transportFor(name),
   }).then((n) => {
     node = n;
@@ -152,15 +240,43 @@ export function initCounter(
     allocationStrategy: extras.allocationStrategy,
     lifecycle: extras.lifecycle ?? oracle,
     settings: { shard: extras.shardSettings, coordinator: extras.coordinatorSettings },
-    createBehavior: ({ passivate }) =>
-      Behaviors.setup<Counter>(() => {
-        let total = 0;
-        return Behaviors.receiveMessage<Counter>((m) => {
-          if (m.type === "add") total += m.n;
-          else if (m.type === "get") m.replyTo.tell({ node: name, total });
-          else passivate();
-        });
-      }),
+    ...(extras.lease === undefined
+      ? {}
+      : {
+          lease: {
+            provider: extras.lease.store,
+            journals: [extras.lease.journal],
+            ...extras.lease.settings,
+          },
+        }),
+    createBehavior: ({ passivate, entityId, fence }) =>
+      extras.lease !== undefined
+        ? EventSourcedBehavior.create<Counter, number, number>({
+            persistenceId: `Counter|${entityId}`,
+            emptyState: 0,
+            journal: extras.lease.journal,
+            ...(fence === undefined ? {} : { fence }),
+            eventCodec: addedCodec,
+            eventHandler: (total, n) => total + n,
+            commandHandler: (total, m) => {
+              if (m.type === "add") return Effect.persist<number, number>(m.n);
+              if (m.type === "get")
+                return Effect.none<number, number>().thenReply(m.replyTo, () => ({
+                  node: name,
+                  total,
+                }));
+              passivate();
+              return Effect.none<number, number>();
+            },
+          })
+        : Behaviors.setup<Counter>(() => {
+            let total = 0;
+            return Behaviors.receiveMessage<Counter>((m) => {
+              if (m.type === "add") total += m.n;
+              else if (m.type === "get") m.replyTo.tell({ node: name, total });
+              else passivate();
+            });
+          }),
   });
 }
 

@@ -18,8 +18,9 @@
  *    (EventSourcedPersistError) fails the entity; it is supervised with
  *    restartWithBackoff, so it recovers again after the backoff. Buffered commands are
  *    put back in the mailbox first, so they survive the restart. A JournalConflictError
- *    (another incarnation wrote the same persistenceId) stops the entity for good,
- *    whatever the backoff settings: it must not fight the other writer.
+ *    (another incarnation wrote the same persistenceId) or a FencedWriteError (with
+ *    `fence`: another node holds the shard's lease now; nothing was written) stops the
+ *    entity for good, whatever the backoff settings: it must not fight the other writer.
  *
  * The behavior uses the actor's own stash for its buffering; the command handler
  * stashes through `Effect.stash()` instead of `ctx.stash`. Do not spawn it with
@@ -28,7 +29,13 @@
  */
 import { ConfigError, StashOverflowError } from "../../base/errors.js";
 import { type Schema, validateSync } from "../../base/schema.js";
-import { type Journal, JournalConflictError, type JournalEvent } from "../../ports/journal.js";
+import {
+  FencedWriteError,
+  type Journal,
+  JournalConflictError,
+  type JournalEvent,
+  type WriteFence,
+} from "../../ports/journal.js";
 import type { SnapshotStore } from "../../ports/snapshot-store.js";
 import type { ActorContext } from "../actor-context.js";
 import { type Behavior, Behaviors } from "../behavior.js";
@@ -58,6 +65,13 @@ export interface EventSourcedOptions<C, E, S> {
   /** Pure: the state after `event`. Also used during recovery. */
   readonly eventHandler: (state: S, event: E) => S;
   readonly journal: Journal;
+  /**
+   * The fencing token every append carries (sharded entities: `ctx.fence` of the
+   * EntityContext, set when the type runs with shard leases). The journal refuses an
+   * append once it has seen a newer token for the key; the entity then stops. Default:
+   * none (no fencing).
+   */
+  readonly fence?: WriteFence;
   readonly eventCodec: EventCodec<E>;
   /**
    * A Standard Schema (zod, valibot, ...) every recovered event must satisfy; its output
@@ -235,7 +249,7 @@ function incarnation<C, E, S>(
         : { serializerId, bytes, tags, timestampMs: ts };
     });
     inFlight = { effect, firstSeqNr };
-    ctx.pipeToSelf(o.journal.append(pid, firstSeqNr, events), (r) =>
+    ctx.pipeToSelf(o.journal.append(pid, firstSeqNr, events, o.fence), (r) =>
       r.ok ? send({ k: "persisted" }) : send({ k: "persist-failed", error: r.error }),
     );
     return Behaviors.same;
@@ -285,13 +299,16 @@ function incarnation<C, E, S>(
       case "persist-failed": {
         const first = (inFlight as InFlight<E, S>).firstSeqNr;
         inFlight = null;
-        if (b.error instanceof JournalConflictError) {
-          // Another incarnation wrote: stop (failed, with the typed error), never restart.
+        if (b.error instanceof JournalConflictError || b.error instanceof FencedWriteError) {
+          // Another incarnation wrote, or another holder has the shard: stop (failed, with
+          // the typed error), never restart.
           const error = b.error;
-          ctx.log.error("journal conflict: another incarnation wrote, stopping", {
-            persistenceId: pid,
-            seqNr: first,
-          });
+          ctx.log.error(
+            error instanceof FencedWriteError
+              ? "fenced write: another node holds this entity's shard, stopping"
+              : "journal conflict: another incarnation wrote, stopping",
+            { persistenceId: pid, seqNr: first },
+          );
           return Behaviors.supervise(
             Behaviors.setup<C | EsSignal>(() => {
               throw error;

@@ -14,7 +14,7 @@
  * (at most one entry per shard of each type, numberOfShards bounds it).
  */
 import { ConfigError } from "../../base/errors.js";
-import { type Journal, JournalConflictError } from "../../ports/journal.js";
+import { type Journal, JournalConflictError, type WriteFence } from "../../ports/journal.js";
 import {
   assertRememberBatch,
   type RememberEntitiesStore,
@@ -75,14 +75,24 @@ export class JournalRememberEntitiesStore implements RememberEntitiesStore {
     return [...log.set].sort();
   }
 
-  async update(typeName: string, shardId: string, batch: RememberEntitiesUpdate): Promise<void> {
+  async update(
+    typeName: string,
+    shardId: string,
+    batch: RememberEntitiesUpdate,
+    fence?: WriteFence,
+  ): Promise<void> {
     assertRememberBatch(batch);
     if (batch.started.length === 0 && batch.stopped.length === 0) return;
     const pid = rememberPersistenceId(typeName, shardId);
     let log = this.logs.get(pid) ?? (await this.load(pid));
     const event = encodeShardingData({ s: batch.started, x: batch.stopped });
     const append = (at: ShardLog) =>
-      this.journal.append(pid, at.seqNr + 1, [{ ...event, timestampMs: Math.floor(this.now()) }]);
+      this.journal.append(
+        pid,
+        at.seqNr + 1,
+        [{ ...event, timestampMs: Math.floor(this.now()) }],
+        fence,
+      );
     try {
       await append(log);
     } catch (e) {

@@ -16,7 +16,10 @@ import { type Behavior, Behaviors } from "../../actor/behavior.js";
 import { RegionMachine } from "../../core/region/region-machine.js";
 import { perShardActiveLimit, type RegionSettings } from "../../core/region/region-settings.js";
 import type { RegionInput, RegionOutput } from "../../core/region/region-types.js";
+import type { ShardLeaseSettings } from "../../core/shard/shard-lease-machine.js";
 import type { ShardSettings } from "../../core/shard/shard-settings.js";
+import type { Journal } from "../../ports/journal.js";
+import type { LeaseStore } from "../../ports/lease.js";
 import {
   EntityEnvelope,
   EntityEnvelopeWire,
@@ -70,6 +73,12 @@ export interface RegionActorOptions {
   readonly coordinatorRole?: string;
   /** Passed to every shard (start/stop reports; the testing oracle). */
   readonly lifecycle?: ShardLifecycle;
+  /** Shard leases (each shard holds `<typeName>/<shardId>`). */
+  readonly lease?: {
+    readonly store: LeaseStore;
+    readonly settings: Readonly<ShardLeaseSettings>;
+    readonly journals: readonly Journal[];
+  };
   /** Membership: regions on removed members are forgotten (their shards move). */
   readonly cluster: Cluster;
 }
@@ -279,6 +288,15 @@ class RegionDriver {
         settings: options.shardSettings,
         remember: options.remember,
         lifecycle: options.lifecycle,
+        ...(options.lease === undefined
+          ? {}
+          : {
+              lease: {
+                ...options.lease,
+                name: `${options.typeName}/${shard}`,
+                member: options.member,
+              },
+            }),
       }),
       `shard-${encodeURIComponent(shard)}`,
     );

@@ -6,9 +6,16 @@
 import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
+import {
+  ShardLeaseMachine,
+  type ShardLeaseOutput,
+  type ShardLeaseSettings,
+} from "../../core/shard/shard-lease-machine.js";
 import { ShardMachine } from "../../core/shard/shard-machine.js";
 import type { ShardSettings } from "../../core/shard/shard-settings.js";
 import type { ShardInput, ShardOutput } from "../../core/shard/shard-types.js";
+import { FencedWriteError, type Journal, type WriteFence } from "../../ports/journal.js";
+import type { LeaseStore } from "../../ports/lease.js";
 import type { RememberEntitiesStore } from "../../ports/remember-entities-store.js";
 import {
   EntityEnvelope,
@@ -34,6 +41,13 @@ export interface EntityContext {
   readonly shardId: string;
   /** Ask the shard to stop this entity (messages sent meanwhile go to a new incarnation). */
   passivate(stopMessage?: unknown): void;
+  /**
+   * With shard leases: the fence of the shard's lease (key `<type>/<shardId>`, the
+   * lease's fencing token). Pass it to EventSourcedBehavior (`fence: ctx.fence`) so the
+   * journal refuses the entity's writes once another node holds the shard. Undefined
+   * without leases.
+   */
+  readonly fence: WriteFence | undefined;
 }
 
 export type { ShardCommand, ShardReport };
@@ -49,6 +63,20 @@ export interface ShardActorOptions {
   readonly remember?: ShardRememberOptions;
   /** Start/stop reports of the shard and its entities (the testing oracle). */
   readonly lifecycle?: ShardLifecycle;
+  /** Shard leases: no entity starts before the lease `<type>/<shardId>` is held. */
+  readonly lease?: ShardLeaseOptions;
+}
+
+/** A shard's lease (docs/sharding.md, "Leases and fencing"). */
+export interface ShardLeaseOptions {
+  readonly store: LeaseStore;
+  readonly settings: Readonly<ShardLeaseSettings>;
+  /** The lease name and fence key: `<type>/<shardId>`. */
+  readonly name: string;
+  /** This member (the owner is this member plus the shard actor's incarnation). */
+  readonly member: string;
+  /** Journals whose fence is advanced to the new token before any entity starts. */
+  readonly journals: readonly Journal[];
 }
 
 /** Where a remembering shard keeps its entities. */
@@ -111,6 +139,11 @@ class ShardDriver {
   private readonly handlers: Handlers<ShardControl>;
   /** Set by a control message after which the actor stops. */
   private stopNow = false;
+  private readonly lease: ShardLeaseDriver | undefined;
+  /** The fence of the held lease (undefined: no leases, or not yet granted). */
+  private fence: WriteFence | undefined;
+  /** shardStarted was reported to the lifecycle listener (with a lease: once granted). */
+  private startedReported = false;
 
   constructor(
     private readonly ctx: ActorContext<ShardCommand>,
@@ -119,14 +152,40 @@ class ShardDriver {
     this.machine = new ShardMachine<unknown>({
       shardId: options.shardId,
       settings: options.settings,
+      leaseRequired: options.lease !== undefined,
     });
     this.driver = new MachineDriver(this.machine, () => ctx.now(), this.performers());
     this.handlers = this.controlHandlers();
     this.entities = new EntityChildren(ctx);
     this.reported = options.lifecycle === undefined ? undefined : new Set<string>();
-    options.lifecycle?.shardStarted(options.shardId);
+    // with a lease, the shard is live (for the lifecycle listener) only once it holds it
+    if (options.lease === undefined) this.reportStarted();
     this.remember = options.settings.rememberEntities ? options.remember : undefined;
-    if (this.remember !== undefined) loadRemembered(ctx, options, this.remember);
+    this.lease =
+      options.lease === undefined
+        ? undefined
+        : new ShardLeaseDriver(ctx, options.lease, (o) => this.onLeaseOutput(o));
+    if (this.lease !== undefined) this.lease.start();
+    else if (this.remember !== undefined) loadRemembered(ctx, options, this.remember);
+  }
+
+  private reportStarted(): void {
+    this.startedReported = true;
+    this.options.lifecycle?.shardStarted(this.options.shardId);
+  }
+
+  /** The lease machine's decisions that concern the shard (the rest is lease I/O). */
+  private onLeaseOutput(o: ShardLeaseOutput): void {
+    const lease = this.options.lease as ShardLeaseOptions;
+    if (o.type === "granted") {
+      this.fence = { key: lease.name, token: o.token };
+      this.reportStarted();
+      this.driver.feed({ type: "lease-granted" });
+      if (this.remember !== undefined) loadRemembered(this.ctx, this.options, this.remember);
+    } else if (o.type === "lost") {
+      this.fence = undefined;
+      this.driver.feed({ type: "lease-lost" });
+    }
   }
 
   /** Handles one command; true when the actor must stop now. */
@@ -154,7 +213,9 @@ class ShardDriver {
   }
 
   onStopped(): void {
-    this.options.lifecycle?.shardStopped(this.options.shardId, this.reported ?? []);
+    this.lease?.release();
+    if (this.startedReported)
+      this.options.lifecycle?.shardStopped(this.options.shardId, this.reported ?? []);
   }
 
   private controlHandlers(): Handlers<ShardControl> {
@@ -172,7 +233,17 @@ class ShardDriver {
       },
       "shardkit.shard.passivate": (m) =>
         feed({ type: "passivate", entityId: m.entityId, stopMessage: m.stopMessage }),
-      "shardkit.shard.timer": (m) => feed({ type: "timer", key: m.key }),
+      "shardkit.shard.timer": (m) =>
+        this.lease?.ownsTimer(m.key)
+          ? this.lease.feed({ type: "timer", key: m.key })
+          : feed({ type: "timer", key: m.key }),
+      "shardkit.shard.lease-result": (m) =>
+        this.lease?.feed({
+          type: "acquire-result",
+          sentAtMs: m.sentAtMs,
+          token: m.token,
+          ...(m.error === undefined ? {} : { error: m.error }),
+        }),
       "shardkit.shard.stop": () => {
         this.stopNow = true;
       },
@@ -248,7 +319,7 @@ class ShardDriver {
 
   private startEntity(entityId: string): void {
     const { ctx, options } = this;
-    const entityCtx = new ShardEntityContext(entityId, options.shardId, ctx.self);
+    const entityCtx = new ShardEntityContext(entityId, options.shardId, ctx.self, this.fence);
     const ref = ctx.spawn(options.createBehavior(entityCtx), childName(entityId));
     if (this.reported !== undefined) {
       this.reported.add(entityId);
@@ -267,7 +338,7 @@ class ShardDriver {
     const typeName = this.options.remember?.typeName ?? "";
     persistThenAck<ShardCommand>(
       this.ctx.self,
-      () => store.update(typeName, this.options.shardId, batch),
+      () => store.update(typeName, this.options.shardId, batch, this.fence),
       () => ({ type: "shardkit.shard.remember-written", batchId }),
       (error) => ({ type: "shardkit.shard.remember-write-failed", batchId, error }),
     );
@@ -313,12 +384,110 @@ class ShardEntityContext implements EntityContext {
   readonly entityId: string;
   readonly shardId: string;
   readonly passivate: (stopMessage?: unknown) => void;
+  readonly fence: WriteFence | undefined;
 
-  constructor(entityId: string, shardId: string, shard: ActorRef<ShardCommand>) {
+  constructor(
+    entityId: string,
+    shardId: string,
+    shard: ActorRef<ShardCommand>,
+    fence: WriteFence | undefined,
+  ) {
     this.entityId = entityId;
     this.shardId = shardId;
+    this.fence = fence;
     this.passivate = (stopMessage) =>
       shard.tell({ type: "shardkit.shard.passivate", entityId, stopMessage });
+  }
+}
+
+/**
+ * The I/O of a shard's lease: drives a ShardLeaseMachine (core/shard/shard-lease-machine.ts).
+ * An acquisition is the store's acquire-or-renew and then, for a new token, advancing the
+ * fence of every fenced journal, so that no older holder can write once an entity of this
+ * holder may start. Results come back as `shardkit.shard.lease-result` messages; renewals
+ * never touch the message path.
+ */
+class ShardLeaseDriver {
+  private readonly machine: ShardLeaseMachine;
+  private readonly driver: MachineDriver<
+    Parameters<ShardLeaseMachine["handle"]>[0],
+    ShardLeaseOutput
+  >;
+  private readonly owner: string;
+  private released = false;
+
+  constructor(
+    private readonly ctx: ActorContext<ShardCommand>,
+    private readonly lease: ShardLeaseOptions,
+    decided: (o: ShardLeaseOutput) => void,
+  ) {
+    this.machine = new ShardLeaseMachine(lease.settings);
+    this.owner = `${lease.member}#${ctx.self.path.uid}`;
+    this.driver = new MachineDriver(this.machine, () => ctx.now(), {
+      acquire: (o) => this.acquire(o.sentAtMs, o.renewal),
+      granted: (o) => decided(o),
+      lost: (o) => decided(o),
+      release: () => this.releaseInStore(),
+      ...timerPerformers<ShardCommand>(ctx.timers, (key) => ({
+        type: "shardkit.shard.timer",
+        key,
+      })),
+      log: (o) => logOutput(ctx.log, o.level, o.text, { lease: lease.name }),
+    });
+  }
+
+  start(): void {
+    this.feed({ type: "start" });
+  }
+
+  ownsTimer(key: string): boolean {
+    return key.startsWith("lease-");
+  }
+
+  feed(input: Parameters<ShardLeaseMachine["handle"]>[0]): void {
+    if (!this.released) this.driver.feed(input);
+  }
+
+  /** The shard stopped: give the lease up (no timers: the actor is gone). */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    for (const o of this.machine.handle({ type: "release" }, this.ctx.now()))
+      if (o.type === "release") this.releaseInStore();
+  }
+
+  private releaseInStore(): void {
+    this.lease.store.releaseLease(this.lease.name, this.owner).catch((error: unknown) => {
+      this.ctx.log.debug("releasing the shard lease failed (it expires by itself)", {
+        lease: this.lease.name,
+        error: String(error),
+      });
+    });
+  }
+
+  private acquire(sentAtMs: number, renewal: boolean): void {
+    const { store, name, settings, journals } = this.lease;
+    const self = this.ctx.self;
+    const reply = (token: number | undefined, error?: string) =>
+      self.tell({
+        type: "shardkit.shard.lease-result",
+        sentAtMs,
+        token,
+        ...(error === undefined ? {} : { error }),
+      });
+    store
+      .acquireLease(name, this.owner, settings.ttlMs)
+      .then(async (token) => {
+        if (token !== undefined && !renewal)
+          for (const j of journals) await j.advanceFence?.({ key: name, token });
+        return token;
+      })
+      .then(
+        (token) => reply(token),
+        (error: unknown) =>
+          // a newer holder's fence: the lease is someone else's (retry later)
+          error instanceof FencedWriteError ? reply(undefined) : reply(undefined, String(error)),
+      );
   }
 }
 

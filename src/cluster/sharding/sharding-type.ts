@@ -18,6 +18,10 @@ import { leastShardStrategy } from "../../core/coordinator/coordinator-strategy.
 import { downAllWhenUnstableMsOf } from "../../core/downing/sbr-settings.js";
 import { uniqueAddressToString } from "../../core/membership/unique-address.js";
 import { type RegionSettings, resolveRegionSettings } from "../../core/region/region-settings.js";
+import {
+  resolveShardLeaseSettings,
+  type ShardLeaseSettings,
+} from "../../core/shard/shard-lease-machine.js";
 import { resolveShardSettings, type ShardSettings } from "../../core/shard/shard-settings.js";
 import {
   DEFAULT_SHARD_ID_ALGORITHM,
@@ -26,6 +30,7 @@ import {
   validateNumberOfShards,
 } from "../../core/sharding/shard-id.js";
 import type { Journal } from "../../ports/journal.js";
+import type { LeaseStore } from "../../ports/lease.js";
 import type { RememberEntitiesStore } from "../../ports/remember-entities-store.js";
 import type { SnapshotStore } from "../../ports/snapshot-store.js";
 import {
@@ -86,6 +91,23 @@ export interface ShardingStoreOptions {
   readonly rememberEntitiesStore?: RememberEntitiesStore;
 }
 
+/**
+ * Shard leases with fencing tokens (docs/sharding.md, "Leases and fencing"): every shard
+ * holds the lease `<type>/<shardId>` while it runs entities, and its writes carry the
+ * lease's token. The timing settings default to DEFAULT_SHARD_LEASE_SETTINGS.
+ */
+export interface ShardLeaseOption extends Partial<ShardLeaseSettings> {
+  /** The lease store: `sqlitePersistence(...).leases`, a PostgresLeaseStore, a MemoryLeaseStore. */
+  readonly provider: LeaseStore;
+  /**
+   * Journals whose fence a shard advances to its new token before it starts an entity
+   * (so even an entity that never writes again fences its stale copy out). Default: the
+   * type's `persistence.journal`, when given. Add the journal your entities write to if
+   * it is another one.
+   */
+  readonly journals?: readonly Journal[];
+}
+
 /** Settings of a type's coordinator, regions and shards (rememberEntities: the option). */
 export interface ShardingSettingsOptions {
   readonly coordinator?: Partial<Omit<CoordinatorSettings, "rememberEntities">>;
@@ -109,6 +131,12 @@ export interface ShardingTypeOptions<M> extends ShardingStoreOptions {
   /** Told when this node's shards and entities start and stop (see ShardingOracle in shardkit/testing). */
   readonly lifecycle?: ShardingLifecycleListener;
   readonly settings?: ShardingSettingsOptions;
+  /**
+   * Shard leases (default: the node's `shardLeases` setting, else off). With leases, the
+   * coordinator re-allocates a downed member's shards without the removal margin: the
+   * new home cannot start them before their lease expired.
+   */
+  readonly lease?: ShardLeaseOption;
 }
 
 /** How a type finds the shard and entity of a message. */
@@ -172,6 +200,40 @@ export interface ShardingTypeSpec {
   readonly stores: ResolvedStores;
   /** How long after a downed member's removal its shards may start elsewhere. */
   readonly removalMarginMs: number;
+  /** Shard leases, resolved (undefined: off). */
+  readonly lease: ResolvedShardLease | undefined;
+}
+
+/** A type's shard leases, every setting resolved. */
+export interface ResolvedShardLease {
+  readonly store: LeaseStore;
+  readonly settings: Readonly<ShardLeaseSettings>;
+  readonly journals: readonly Journal[];
+}
+
+/**
+ * Resolves the `lease` option.
+ * @throws ConfigError naming the bad key.
+ */
+export function resolveShardLease(
+  o: ShardLeaseOption | undefined,
+  persistence: ShardingStoreOptions["persistence"],
+): ResolvedShardLease | undefined {
+  if (o === undefined) return undefined;
+  if (typeof o !== "object" || o === null || typeof o.provider?.acquireLease !== "function")
+    throw new ConfigError(
+      "lease.provider",
+      (o as { provider?: unknown } | null)?.provider,
+      "a LeaseStore (e.g. sqlitePersistence(...).leases)",
+    );
+  const { provider, journals, ...timings } = o;
+  if (journals !== undefined && !Array.isArray(journals))
+    throw new ConfigError("lease.journals", journals, "an array of Journals");
+  return {
+    store: provider,
+    settings: resolveShardLeaseSettings(timings),
+    journals: journals ?? (persistence === undefined ? [] : [persistence.journal]),
+  };
 }
 
 /**
@@ -185,6 +247,7 @@ export function resolveShardingTypeSpec(
 ): ShardingTypeSpec {
   const stores = resolveShardingStores(input.typeName, input, input.settings, now);
   const removalMarginMs = shardRemovalMarginOf(cluster);
+  const lease = resolveShardLease(input.lease, input.persistence);
   const { rememberEntities } = stores;
   return {
     typeName: input.typeName,
@@ -200,8 +263,10 @@ export function resolveShardingTypeSpec(
     settings: {
       coordinator: resolveCoordinatorSettings({
         // a new coordinator rebuilds its table from the live regions: it must not start
-        // before the downed side has stopped the shards it ran (see shardRemovalMarginOf)
-        regionRemovalMarginMs: removalMarginMs,
+        // before the downed side has stopped the shards it ran (see shardRemovalMarginOf).
+        // With shard leases the new home cannot start a shard before the old holder's
+        // lease expired, so a removed region's shards move at once.
+        regionRemovalMarginMs: lease === undefined ? removalMarginMs : 0,
         ...input.settings?.coordinator,
         rememberEntities,
       }),
@@ -210,6 +275,7 @@ export function resolveShardingTypeSpec(
     },
     stores,
     removalMarginMs,
+    lease,
   };
 }
 
@@ -385,6 +451,7 @@ export function startShardingType(
           ? undefined
           : { typeName: name, store: rememberStore, shardOf: spec.routing.shardOf },
       lifecycle: bindShardLifecycle(spec.lifecycle, name, member),
+      lease: spec.lease,
     }),
     `sharding-${name}`,
     undefined,

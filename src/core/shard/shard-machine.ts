@@ -49,6 +49,11 @@ import {
 export interface ShardMachineConfig {
   readonly shardId: ShardId;
   readonly settings?: Partial<ShardSettings>;
+  /**
+   * Shard leases (docs/sharding.md, "Leases and fencing"): start no entity before
+   * `lease-granted`; messages wait in the recovering buffer meanwhile.
+   */
+  readonly leaseRequired?: boolean;
 }
 
 /** The buffer of every entity that holds no message (shared, so an idle entity has none). */
@@ -102,12 +107,22 @@ export class ShardMachine<M> {
   private autoPassivationOffLogged = false;
   private nowMs = 0;
   private out: ShardOutput<M>[] = [];
+  private awaitingLease: boolean;
 
   constructor(config: ShardMachineConfig) {
     this.shardId = config.shardId;
     this.settings = resolveShardSettings(config.settings);
     this.writer = new RememberWriter(this.settings.maxUpdatesPerWrite);
-    this.current = this.settings.rememberEntities ? ShardPhase.Recovering : ShardPhase.Running;
+    this.awaitingLease = config.leaseRequired === true;
+    this.current =
+      this.settings.rememberEntities || this.awaitingLease
+        ? ShardPhase.Recovering
+        : ShardPhase.Running;
+  }
+
+  /** True until `lease-granted` when the shard needs a lease. */
+  get waitingForLease(): boolean {
+    return this.awaitingLease;
   }
 
   /** The current phase. */
@@ -229,6 +244,13 @@ export class ShardMachine<M> {
         return;
       case "shutdown":
         this.onShutdown();
+        return;
+      case "lease-granted":
+        this.onLeaseGranted();
+        return;
+      case "lease-lost":
+        this.onShutdown();
+        this.emit({ type: "shard-stopped" });
         return;
       default:
         assertNever(input, "shard input");
@@ -566,7 +588,7 @@ export class ShardMachine<M> {
       this.log("warn", "recovered-entities ignored: remember-entities is off");
       return;
     }
-    if (this.current !== ShardPhase.Recovering) {
+    if (this.current !== ShardPhase.Recovering || this.awaitingLease) {
       this.log("debug", `recovered-entities ignored (${this.current})`);
       return;
     }
@@ -581,12 +603,29 @@ export class ShardMachine<M> {
       this.recoveryNext = 0;
       this.recoverNextBatch();
     }
+    this.replayRecovering();
+  }
+
+  /** Feeds what waited while recovering again, in arrival order (the shard now runs). */
+  private replayRecovering(): void {
     const waiting = this.recovering;
     this.recovering = [];
     this.release(waiting.length);
     for (const e of waiting)
       if (e.start) this.onStartEntity(e.entityId);
       else this.onDeliver(e.entityId, e.message);
+  }
+
+  private onLeaseGranted(): void {
+    if (!this.awaitingLease || this.current !== ShardPhase.Recovering) {
+      this.log("debug", `lease-granted ignored (${this.current})`);
+      return;
+    }
+    this.awaitingLease = false;
+    this.log("debug", "shard lease granted");
+    if (this.settings.rememberEntities) return; // recovered-entities comes next
+    this.current = ShardPhase.Running;
+    this.replayRecovering();
   }
 
   /** "constant" strategy: start the next batch, then wait for the next tick. */

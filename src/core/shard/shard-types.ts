@@ -8,7 +8,10 @@ import type { RememberEntitiesBatch } from "./remember-entities.js";
 
 /** Where the shard is. */
 export const ShardPhase = {
-  /** Remember entities: waiting for `recovered-entities`; messages are buffered. */
+  /**
+   * Waiting for the shard lease (`lease-granted`) and then, with remember entities, for
+   * `recovered-entities`; messages are buffered.
+   */
   Recovering: "recovering",
   /** Normal operation. */
   Running: "running",
@@ -114,7 +117,14 @@ export type ShardInput<M> =
   /** This shard's share of the region's active-entity limit (>= 1, or Infinity). */
   | { readonly type: "set-active-limit"; readonly limit: number }
   /** Stop at once (no hand-off): force-stop entities, hand messages back, stop. */
-  | { readonly type: "shutdown" };
+  | { readonly type: "shutdown" }
+  /** Shard leases (config `leaseRequired`): the lease is held; entities may start. */
+  | { readonly type: "lease-granted" }
+  /**
+   * Shard leases: the lease may be gone. Like `shutdown` (entities force-stopped, messages
+   * handed back), then `shard-stopped`, so the region asks for the shard's home again.
+   */
+  | { readonly type: "lease-lost" };
 
 /** A message handed back to the region. */
 export interface ReturnedMessage<M> {

@@ -8,13 +8,21 @@
  * ever written; `deleteTo` drops a prefix of the run and leaves `highest` alone.
  */
 import {
+  FencedWriteError,
   type Journal,
   JournalConflictError,
   type JournalEvent,
   JournalRejectedError,
   type PersistedEvent,
+  type WriteFence,
 } from "../../ports/journal.js";
-import { assertPersistenceId, assertSeqNr, checkAppend, readLimit } from "../persistence-input.js";
+import {
+  assertPersistenceId,
+  assertSeqNr,
+  checkAppend,
+  checkFenceInput,
+  readLimit,
+} from "../persistence-input.js";
 import { type JournalSettings, resolveJournalSettings } from "../persistence-settings.js";
 
 interface Log {
@@ -31,6 +39,8 @@ export interface MemoryJournalOptions {
 export class MemoryJournal implements Journal {
   readonly settings: JournalSettings;
   private readonly logs = new Map<string, Log>();
+  /** Newest fencing token seen per fence key. */
+  private readonly fences = new Map<string, number>();
   private closed = false;
 
   constructor(options: MemoryJournalOptions = {}) {
@@ -41,9 +51,11 @@ export class MemoryJournal implements Journal {
     persistenceId: string,
     expectedSeqNr: number,
     events: readonly JournalEvent[],
+    fence?: WriteFence,
   ): Promise<void> {
-    checkAppend(persistenceId, expectedSeqNr, events, this.settings);
+    checkAppend(persistenceId, expectedSeqNr, events, this.settings, fence);
     if (this.closed) throw new JournalRejectedError("closed", persistenceId, "journal is closed");
+    if (fence !== undefined) this.checkFence(fence, persistenceId);
     let log = this.logs.get(persistenceId);
     const highest = log?.highest ?? 0;
     if (expectedSeqNr !== highest + 1)
@@ -63,6 +75,25 @@ export class MemoryJournal implements Journal {
       });
     });
     log.highest = expectedSeqNr + events.length - 1;
+    if (fence !== undefined) this.fences.set(fence.key, fence.token);
+  }
+
+  async advanceFence(fence: WriteFence): Promise<void> {
+    checkFenceInput(fence);
+    if (this.closed) throw new JournalRejectedError("closed", fence.key, "journal is closed");
+    this.checkFence(fence);
+    this.fences.set(fence.key, fence.token);
+  }
+
+  /** The newest fencing token seen for `key` (undefined: none), for tests and the oracle. */
+  newestToken(key: string): number | undefined {
+    return this.fences.get(key);
+  }
+
+  private checkFence(fence: WriteFence, persistenceId?: string): void {
+    const newest = this.fences.get(fence.key);
+    if (newest !== undefined && newest > fence.token)
+      throw new FencedWriteError(fence, newest, persistenceId);
   }
 
   async read(

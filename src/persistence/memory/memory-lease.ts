@@ -7,12 +7,18 @@
 import type { Disposable } from "../../base/disposable.js";
 import { ConfigError } from "../../base/errors.js";
 import type { Clock } from "../../ports/clock.js";
-import { type Lease, LeaseLostError, LeaseUnavailableError } from "../../ports/lease.js";
+import {
+  type Lease,
+  LeaseLostError,
+  type LeaseStore,
+  LeaseUnavailableError,
+} from "../../ports/lease.js";
 import type { Scheduler } from "../../ports/scheduler.js";
 
 interface Holder {
   owner: string;
   expiresAt: number;
+  token: number;
 }
 
 export interface LeaseTimings {
@@ -39,12 +45,53 @@ export function validateLeaseTimings(t: LeaseTimings, prefix = "lease."): LeaseT
   return t;
 }
 
-/** The shared store all leases of a test talk to. */
-export class MemoryLeaseStore {
+/** The shared store all leases of a test talk to (also a fenced LeaseStore for shard leases). */
+export class MemoryLeaseStore implements LeaseStore {
   private readonly holders = new Map<string, Holder>();
+  /** Newest token per name (kept after release and expiry: tokens never repeat). */
+  private readonly tokens = new Map<string, number>();
   private readonly unreachableOwners = new Set<string>();
+  private readonly unreachablePrefixes = new Set<string>();
+  private down = false;
 
   constructor(private readonly clock: Clock) {}
+
+  /** Makes the store unreachable for everyone (true) or reachable again (false). */
+  setUnavailable(down: boolean): void {
+    this.down = down;
+  }
+
+  /** The newest fencing token of `name` (undefined: never acquired). */
+  newestToken(name: string): number | undefined {
+    return this.tokens.get(name);
+  }
+
+  async acquireLease(name: string, owner: string, ttlMs: number): Promise<number | undefined> {
+    return this.grant(name, owner, ttlMs);
+  }
+
+  async releaseLease(name: string, owner: string): Promise<boolean> {
+    return this.release(name, owner);
+  }
+
+  /**
+   * @internal One atomic acquire-or-renew: the holding's token when `owner` holds `name`
+   * afterwards, else undefined.
+   */
+  grant(name: string, owner: string, ttlMs: number): number | undefined {
+    this.assertReachable(name, owner);
+    const now = this.clock.now();
+    const h = this.holders.get(name);
+    if (h !== undefined && h.expiresAt > now) {
+      if (h.owner !== owner) return undefined;
+      h.expiresAt = now + ttlMs;
+      return h.token;
+    }
+    const token = (this.tokens.get(name) ?? 0) + 1;
+    this.tokens.set(name, token);
+    this.holders.set(name, { owner, expiresAt: now + ttlMs, token });
+    return token;
+  }
 
   /** Makes the store unreachable for `owner` (its operations fail) until `heal`. */
   blackhole(owner: string): void {
@@ -52,6 +99,15 @@ export class MemoryLeaseStore {
   }
   heal(owner: string): void {
     this.unreachableOwners.delete(owner);
+    this.unreachablePrefixes.delete(owner);
+  }
+
+  /**
+   * Makes the store unreachable for every owner whose name starts with `prefix` (a
+   * member's unique address: all of its shard leases) until `heal(prefix)`.
+   */
+  blackholePrefix(prefix: string): void {
+    this.unreachablePrefixes.add(prefix);
   }
 
   holderOf(name: string): string | undefined {
@@ -61,12 +117,15 @@ export class MemoryLeaseStore {
 
   /** @internal */
   tryAcquire(name: string, owner: string, ttlMs: number): boolean {
-    this.assertReachable(name, owner);
-    const now = this.clock.now();
+    return this.grant(name, owner, ttlMs) !== undefined;
+  }
+
+  /** @internal The token of `owner`'s live holding of `name` (undefined: none). */
+  tokenOf(name: string, owner: string): number | undefined {
     const h = this.holders.get(name);
-    if (h !== undefined && h.owner !== owner && h.expiresAt > now) return false;
-    this.holders.set(name, { owner, expiresAt: now + ttlMs });
-    return true;
+    return h !== undefined && h.owner === owner && h.expiresAt > this.clock.now()
+      ? h.token
+      : undefined;
   }
 
   /** @internal */
@@ -79,6 +138,10 @@ export class MemoryLeaseStore {
   }
 
   private assertReachable(name: string, owner: string): void {
+    if (this.down) throw new LeaseUnavailableError(name, owner, "lease store unavailable");
+    for (const p of this.unreachablePrefixes)
+      if (owner.startsWith(p))
+        throw new LeaseUnavailableError(name, owner, `lease store unreachable from ${p}`);
     if (this.unreachableOwners.has(owner))
       throw new LeaseUnavailableError(name, owner, `lease store unreachable from ${owner}`);
   }
@@ -86,6 +149,7 @@ export class MemoryLeaseStore {
 
 export class MemoryLease implements Lease {
   private heldUntil = Number.NEGATIVE_INFINITY;
+  private token: number | undefined;
   private renewal: Disposable | null = null;
   private onLost: ((reason: unknown) => void) | undefined;
 
@@ -102,8 +166,9 @@ export class MemoryLease implements Lease {
 
   async acquire(onLost?: (reason: unknown) => void): Promise<boolean> {
     this.onLost = onLost;
-    const ok = this.store.tryAcquire(this.name, this.owner, this.timings.ttlMs);
-    if (!ok) return false;
+    const token = this.store.grant(this.name, this.owner, this.timings.ttlMs);
+    if (token === undefined) return false;
+    this.token = token;
     this.heldUntil = this.clock.now() + this.timings.ttlMs;
     this.scheduleRenewal();
     return true;
@@ -120,12 +185,18 @@ export class MemoryLease implements Lease {
     return this.clock.now() < this.heldUntil;
   }
 
+  fencingToken(): number | undefined {
+    return this.checkLease() ? this.token : undefined;
+  }
+
   private scheduleRenewal(): void {
     this.renewal?.dispose();
     this.renewal = this.scheduler.schedule(this.timings.heartbeatIntervalMs, () => {
       this.renewal = null;
       try {
-        if (this.store.tryAcquire(this.name, this.owner, this.timings.ttlMs)) {
+        const token = this.store.grant(this.name, this.owner, this.timings.ttlMs);
+        if (token !== undefined) {
+          this.token = token;
           this.heldUntil = this.clock.now() + this.timings.ttlMs;
           this.scheduleRenewal();
           return;

@@ -13,14 +13,23 @@
  * primary key raises a unique violation, which aborts the whole statement (so nothing
  * of the batch is written), and the batch is replayed one append per statement: only
  * the append that collided gets JournalConflictError (unique-violation handling).
+ *
+ * Fenced appends (docs/sharding.md, "Leases and fencing") are written one per
+ * transaction: the fence row of the key is upserted (and so locked) only when the
+ * append's token is not older than the stored one; otherwise FencedWriteError and a
+ * rollback. A concurrent `advanceFence` of a newer holder waits for that lock, so a stale
+ * write either commits before the new holder's fence (and the new holder then reads it)
+ * or is refused.
  */
 import type pg from "pg";
 import {
+  FencedWriteError,
   type Journal,
   JournalConflictError,
   type JournalEvent,
   type PersistedEvent,
   PersistenceStoreError,
+  type WriteFence,
 } from "../../ports/journal.js";
 import {
   type AppendOutcome,
@@ -28,7 +37,13 @@ import {
   GroupCommitter,
   type PendingAppend,
 } from "../group-committer.js";
-import { assertPersistenceId, assertSeqNr, checkAppend, readLimit } from "../persistence-input.js";
+import {
+  assertPersistenceId,
+  assertSeqNr,
+  checkAppend,
+  checkFenceInput,
+  readLimit,
+} from "../persistence-input.js";
 import { type JournalSettings, resolveJournalSettings } from "../persistence-settings.js";
 import {
   asBytes,
@@ -82,9 +97,33 @@ export class PostgresJournal implements Journal {
     persistenceId: string,
     expectedSeqNr: number,
     events: readonly JournalEvent[],
+    fence?: WriteFence,
   ): Promise<void> {
-    const bytes = checkAppend(persistenceId, expectedSeqNr, events, this.settings);
-    return this.committer.submit(persistenceId, expectedSeqNr, events, bytes);
+    const bytes = checkAppend(persistenceId, expectedSeqNr, events, this.settings, fence);
+    return this.committer.submit(persistenceId, expectedSeqNr, events, bytes, fence);
+  }
+
+  async advanceFence(fence: WriteFence): Promise<void> {
+    checkFenceInput(fence);
+    const r = await this.query<{ token: string }>("advanceFence", fence.key, this.sql.setFence, [
+      fence.key,
+      fence.token,
+    ]);
+    if (r.rowCount === 1) return;
+    const newest = await this.query<{ token: string }>(
+      "advanceFence",
+      fence.key,
+      this.sql.getFence,
+      [fence.key],
+    );
+    throw new FencedWriteError(fence, Number(newest.rows[0]?.token ?? 0));
+  }
+
+  /** The newest fencing token seen for `key` (undefined: none). */
+  async newestToken(key: string): Promise<number | undefined> {
+    const r = await this.query<{ token: string }>("newestToken", key, this.sql.getFence, [key]);
+    const t = r.rows[0]?.token;
+    return t === undefined ? undefined : Number(t);
   }
 
   async read(
@@ -162,8 +201,49 @@ export class PostgresJournal implements Journal {
     }
   }
 
-  private async commit(batch: readonly PendingAppend[]): Promise<AppendOutcome[]> {
+  private async commit(all: readonly PendingAppend[]): Promise<AppendOutcome[]> {
     await this.ensureSchema();
+    if (all.every((a) => a.fence === undefined)) return this.commitUnfenced(all);
+    const unfenced = all.filter((a) => a.fence === undefined);
+    const [plain, fenced] = await Promise.all([
+      unfenced.length === 0 ? [] : this.commitUnfenced(unfenced),
+      Promise.all(all.filter((a) => a.fence !== undefined).map((a) => this.writeFenced(a))),
+    ]);
+    let p = 0;
+    let f = 0;
+    return all.map((a) => (a.fence === undefined ? plain[p++] : fenced[f++]));
+  }
+
+  /** One fenced append in its own transaction (see the module comment). */
+  private async writeFenced(a: PendingAppend): Promise<AppendOutcome> {
+    const fence = a.fence as WriteFence;
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      return new PersistenceStoreError("append", a.persistenceId, error);
+    }
+    try {
+      await client.query("BEGIN");
+      const set = await client.query(this.sql.setFence, [fence.key, fence.token]);
+      let outcome: AppendOutcome;
+      if (set.rowCount !== 1) {
+        const newest = await client.query<{ token: string }>(this.sql.getFence, [fence.key]);
+        outcome = new FencedWriteError(fence, Number(newest.rows[0]?.token ?? 0), a.persistenceId);
+      } else outcome = (await this.writeBatch([a], client))[0];
+      await client.query(outcome === undefined ? "COMMIT" : "ROLLBACK");
+      return outcome;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      return pgCode(error) === UNIQUE_VIOLATION
+        ? new JournalConflictError(a.persistenceId, a.expectedSeqNr)
+        : new PersistenceStoreError("append", a.persistenceId, error);
+    } finally {
+      client.release();
+    }
+  }
+
+  private async commitUnfenced(batch: readonly PendingAppend[]): Promise<AppendOutcome[]> {
     try {
       return await this.writeBatch(batch);
     } catch (error) {
@@ -190,7 +270,10 @@ export class PostgresJournal implements Journal {
   }
 
   /** One statement for the whole batch; a single append that collides throws 23505. */
-  private async writeBatch(batch: readonly PendingAppend[]): Promise<AppendOutcome[]> {
+  private async writeBatch(
+    batch: readonly PendingAppend[],
+    on: pg.Pool | pg.PoolClient = this.pool,
+  ): Promise<AppendOutcome[]> {
     const callIds: string[] = [];
     const callFirst: number[] = [];
     const ids: string[] = [];
@@ -212,7 +295,7 @@ export class PostgresJournal implements Journal {
         timestamps.push(e.timestampMs);
       }
     }
-    const r = await this.pool.query<{ highest: string }>(this.sql.append, [
+    const r = await on.query<{ highest: string }>(this.sql.append, [
       callIds,
       callFirst,
       ids,
@@ -262,6 +345,11 @@ function statements(t: PostgresTables) {
       WHERE persistence_id = $1 AND sequence_nr >= $2 AND sequence_nr <= $3
       ORDER BY sequence_nr LIMIT $4`,
     highest: `SELECT ${highestOf("$1")} AS highest`,
+    setFence: `
+      INSERT INTO ${t.fence} AS f (fence_key, token) VALUES ($1, $2)
+      ON CONFLICT (fence_key) DO UPDATE SET token = EXCLUDED.token WHERE f.token <= EXCLUDED.token
+      RETURNING token`,
+    getFence: `SELECT token FROM ${t.fence} WHERE fence_key = $1`,
     deleteTo: `
       WITH h AS (SELECT LEAST($2::int8, ${highestOf("$1")}) AS upto),
       del AS (

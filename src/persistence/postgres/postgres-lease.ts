@@ -7,19 +7,23 @@
  * ttlMs), which is never later than the database's expiry.
  *
  * Table: `<prefix>lease (name text primary key, owner text not null, expires_at
- * timestamptz not null)`, created on first use.
+ * timestamptz not null, token bigint not null)`, created (or upgraded) on first use
+ * (`leaseDdl` in postgres-schema.ts). `token` is the fencing token: a new acquisition
+ * increments it, a renewal keeps it, a release only expires the row, so tokens of one
+ * name never repeat. The store is also a fenced LeaseStore for shard leases.
  */
 import type pg from "pg";
 import type { Disposable } from "../../base/disposable.js";
 import { ConfigError } from "../../base/errors.js";
 import type { Clock } from "../../ports/clock.js";
-import { type Lease, LeaseLostError } from "../../ports/lease.js";
+import { type Lease, LeaseLostError, type LeaseStore } from "../../ports/lease.js";
 import type { Scheduler } from "../../ports/scheduler.js";
 import {
   defaultLeaseTimings,
   type LeaseTimings,
   validateLeaseTimings,
 } from "../memory/memory-lease.js";
+import { leaseDdl } from "./postgres-schema.js";
 
 const PREFIX_RE = /^[a-z_][a-z0-9_]{0,40}$/;
 
@@ -31,7 +35,7 @@ export interface PostgresLeaseStoreOptions {
   readonly scheduler: Scheduler;
 }
 
-export class PostgresLeaseStore {
+export class PostgresLeaseStore implements LeaseStore {
   readonly table: string;
   private schema: Promise<void> | undefined;
 
@@ -48,11 +52,13 @@ export class PostgresLeaseStore {
 
   /** Creates the table if needed (idempotent; also done on first use). */
   ensureSchema(): Promise<void> {
-    this.schema ??= this.options.pool
-      .query(
-        `CREATE TABLE IF NOT EXISTS ${this.table} (name text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL)`,
-      )
-      .then(() => undefined);
+    this.schema ??= this.options.pool.query(leaseDdl(this.table)).then(
+      () => undefined,
+      (error: unknown) => {
+        this.schema = undefined;
+        throw error;
+      },
+    );
     return this.schema;
   }
 
@@ -62,23 +68,39 @@ export class PostgresLeaseStore {
 
   /** @internal One atomic acquire-or-renew; true when `owner` holds the lease after it. */
   async tryAcquire(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    return (await this.acquireLease(name, owner, ttlMs)) !== undefined;
+  }
+
+  /**
+   * One atomic acquire-or-renew: the fencing token when `owner` holds the lease after
+   * it, undefined when another owner does.
+   */
+  async acquireLease(name: string, owner: string, ttlMs: number): Promise<number | undefined> {
     await this.ensureSchema();
-    const r = await this.options.pool.query(
-      `INSERT INTO ${this.table} AS l (name, owner, expires_at)
-         VALUES ($1, $2, now() + make_interval(secs => $3::double precision / 1000))
-       ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+    const r = await this.options.pool.query<{ token: string }>(
+      `INSERT INTO ${this.table} AS l (name, owner, expires_at, token)
+         VALUES ($1, $2, now() + make_interval(secs => $3::double precision / 1000), 1)
+       ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at,
+         token = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at >= now() THEN l.token
+                      ELSE l.token + 1 END
          WHERE l.owner = EXCLUDED.owner OR l.expires_at < now()
-       RETURNING owner`,
+       RETURNING token`,
       [name, owner, ttlMs],
     );
-    return r.rowCount === 1;
+    const t = r.rows[0]?.token;
+    return t === undefined ? undefined : Number(t);
   }
 
   /** @internal */
   async release(name: string, owner: string): Promise<boolean> {
+    return this.releaseLease(name, owner);
+  }
+
+  /** Gives the lease up: expires the row (the token stays, so tokens never repeat). */
+  async releaseLease(name: string, owner: string): Promise<boolean> {
     await this.ensureSchema();
     const r = await this.options.pool.query(
-      `DELETE FROM ${this.table} WHERE name = $1 AND owner = $2`,
+      `UPDATE ${this.table} SET expires_at = '-infinity' WHERE name = $1 AND owner = $2 AND expires_at >= now()`,
       [name, owner],
     );
     return r.rowCount === 1;
@@ -97,6 +119,7 @@ export class PostgresLeaseStore {
 
 export class PostgresLease implements Lease {
   private heldUntil = Number.NEGATIVE_INFINITY;
+  private token: number | undefined;
   private renewal: Disposable | null = null;
   private onLost: ((reason: unknown) => void) | undefined;
   private released = false;
@@ -113,8 +136,9 @@ export class PostgresLease implements Lease {
     this.onLost = onLost;
     this.released = false;
     const sentAt = this.ports.clock.now();
-    const ok = await this.store.tryAcquire(this.name, this.owner, this.timings.ttlMs);
-    if (!ok) return false;
+    const token = await this.store.acquireLease(this.name, this.owner, this.timings.ttlMs);
+    if (token === undefined) return false;
+    this.token = token;
     this.heldUntil = sentAt + this.timings.ttlMs;
     this.scheduleRenewal();
     return true;
@@ -132,6 +156,10 @@ export class PostgresLease implements Lease {
     return this.ports.clock.now() < this.heldUntil;
   }
 
+  fencingToken(): number | undefined {
+    return this.checkLease() ? this.token : undefined;
+  }
+
   private scheduleRenewal(): void {
     this.renewal?.dispose();
     this.renewal = this.ports.scheduler.schedule(this.timings.heartbeatIntervalMs, () => {
@@ -144,8 +172,10 @@ export class PostgresLease implements Lease {
     if (this.released) return;
     const sentAt = this.ports.clock.now();
     try {
-      if (await this.store.tryAcquire(this.name, this.owner, this.timings.ttlMs)) {
+      const token = await this.store.acquireLease(this.name, this.owner, this.timings.ttlMs);
+      if (token !== undefined) {
         if (this.released) return;
+        this.token = token;
         this.heldUntil = sentAt + this.timings.ttlMs;
         this.scheduleRenewal();
       } else this.lost(new LeaseLostError(this.name, this.owner));

@@ -9,6 +9,11 @@
  * - `<p>journal_deleted`: per id, the highest sequence number removed by deleteTo, so
  *   the highest sequence number survives deleting every event.
  * - `<p>snapshot`: one row per (persistence_id, sequence_nr).
+ * - `<p>fence`: per fence key (a shard, `<type>/<shardId>`), the newest fencing token a
+ *   write carried; a fenced append locks and checks its row in the append's transaction.
+ * - `<p>lease` (created by PostgresLeaseStore, see `leaseDdl`): leases with their
+ *   fencing token. Databases from before fencing gain the `token` column (ADD COLUMN IF
+ *   NOT EXISTS, default 0) and the fence table on the next migration.
  *
  * Concurrent migrations (several nodes starting at once) serialize on a transaction-
  * scoped advisory lock, because concurrent CREATE TABLE IF NOT EXISTS can still fail.
@@ -21,6 +26,7 @@ export interface PostgresTables {
   readonly journal: string;
   readonly deleted: string;
   readonly snapshot: string;
+  readonly fence: string;
 }
 
 export function postgresTables(prefix: string): PostgresTables {
@@ -28,6 +34,7 @@ export function postgresTables(prefix: string): PostgresTables {
     journal: `${prefix}journal`,
     deleted: `${prefix}journal_deleted`,
     snapshot: `${prefix}snapshot`,
+    fence: `${prefix}fence`,
   };
 }
 
@@ -53,7 +60,22 @@ function ddl(t: PostgresTables): string {
       serializer_id bigint NOT NULL,
       payload bytea NOT NULL,
       PRIMARY KEY (persistence_id, sequence_nr)
+    );
+    CREATE TABLE IF NOT EXISTS ${t.fence} (
+      fence_key text PRIMARY KEY,
+      token bigint NOT NULL
     );`;
+}
+
+/**
+ * The lease table (one row per lease name; `token` is the fencing token of the current or
+ * last holder, never reset: a released lease keeps its row with an expiry in the past).
+ * Idempotent, and upgrades a table from before fencing tokens.
+ */
+export function leaseDdl(table: string): string {
+  return `
+    CREATE TABLE IF NOT EXISTS ${table} (name text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL, token bigint NOT NULL DEFAULT 0);
+    ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS token bigint NOT NULL DEFAULT 0;`;
 }
 
 /**

@@ -2,6 +2,7 @@
 
 export { SqliteDDataStore, type SqliteDDataStoreOptions } from "./sqlite-ddata-store.js";
 export { SqliteJournal, type SqliteJournalOptions } from "./sqlite-journal.js";
+export { SqliteLeaseStore } from "./sqlite-lease.js";
 export {
   type SqlitePersistence,
   type SqlitePersistenceOptions,

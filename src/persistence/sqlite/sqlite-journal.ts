@@ -13,14 +13,20 @@
  * batch replayed one append per transaction, so it fails only the offending append.
  * (Per-append savepoints would do the same but cost ~8 µs per append, more than the
  * insert itself.)
+ *
+ * Fencing: an append with a fence first reads the newest token of its key (`<p>fence`)
+ * in the same transaction; an older token gets FencedWriteError and nothing is written,
+ * else the token is recorded together with the events.
  */
 import type Database from "better-sqlite3";
 import {
+  FencedWriteError,
   type Journal,
   JournalConflictError,
   type JournalEvent,
   type PersistedEvent,
   PersistenceStoreError,
+  type WriteFence,
 } from "../../ports/journal.js";
 import {
   type AppendOutcome,
@@ -28,7 +34,13 @@ import {
   GroupCommitter,
   type PendingAppend,
 } from "../group-committer.js";
-import { assertPersistenceId, assertSeqNr, checkAppend, readLimit } from "../persistence-input.js";
+import {
+  assertPersistenceId,
+  assertSeqNr,
+  checkAppend,
+  checkFenceInput,
+  readLimit,
+} from "../persistence-input.js";
 import { type JournalSettings, resolveJournalSettings } from "../persistence-settings.js";
 import { asBuffer, asBytes, type SqliteTables } from "./sqlite-schema.js";
 
@@ -51,6 +63,7 @@ export class SqliteJournal implements Journal {
   private readonly stmts: Statements;
   private readonly writeBatch: (batch: readonly PendingAppend[], out: AppendOutcome[]) => void;
   private readonly deleteTx: (persistenceId: string, toSeqNr: number) => void;
+  private readonly fenceTx: (fence: WriteFence) => void;
 
   /** `db` must have the schema (see `migrateSqlite`); the journal does not close it. */
   constructor(db: Database.Database, tables: SqliteTables, options: SqliteJournalOptions = {}) {
@@ -62,6 +75,11 @@ export class SqliteJournal implements Journal {
       if (upTo <= 0) return;
       this.stmts.deleteEvents.run(id, upTo);
       this.stmts.markDeleted.run(id, upTo);
+    }).immediate;
+    this.fenceTx = db.transaction((fence: WriteFence) => {
+      const e = this.fenceError(fence);
+      if (e !== undefined) throw e;
+      this.stmts.setFence.run(fence.key, fence.token);
     }).immediate;
     this.committer = new GroupCommitter({
       ...this.settings,
@@ -75,9 +93,25 @@ export class SqliteJournal implements Journal {
     persistenceId: string,
     expectedSeqNr: number,
     events: readonly JournalEvent[],
+    fence?: WriteFence,
   ): Promise<void> {
-    const bytes = checkAppend(persistenceId, expectedSeqNr, events, this.settings);
-    return this.committer.submit(persistenceId, expectedSeqNr, events, bytes);
+    const bytes = checkAppend(persistenceId, expectedSeqNr, events, this.settings, fence);
+    return this.committer.submit(persistenceId, expectedSeqNr, events, bytes, fence);
+  }
+
+  async advanceFence(fence: WriteFence): Promise<void> {
+    checkFenceInput(fence);
+    try {
+      this.fenceTx(fence);
+    } catch (error) {
+      if (error instanceof FencedWriteError) throw error;
+      throw new PersistenceStoreError("advanceFence", fence.key, error);
+    }
+  }
+
+  /** The newest fencing token seen for `key` (undefined: none). */
+  newestToken(key: string): number | undefined {
+    return this.stmts.getFence.get(key) as number | undefined;
   }
 
   async read(
@@ -166,10 +200,28 @@ export class SqliteJournal implements Journal {
   private writeAll(batch: readonly PendingAppend[], out: AppendOutcome[]): void {
     for (let i = 0; i < batch.length; i++) {
       const a = batch[i] as PendingAppend;
+      if (a.fence !== undefined) {
+        const fenced = this.fenceError(a.fence, a.persistenceId);
+        if (fenced !== undefined) {
+          out[i] = fenced;
+          continue;
+        }
+      }
       const highest = this.highest(a.persistenceId);
-      if (a.expectedSeqNr === highest + 1) this.insertEvents(a);
-      else out[i] = new JournalConflictError(a.persistenceId, a.expectedSeqNr, highest);
+      if (a.expectedSeqNr !== highest + 1) {
+        out[i] = new JournalConflictError(a.persistenceId, a.expectedSeqNr, highest);
+        continue;
+      }
+      this.insertEvents(a);
+      if (a.fence !== undefined) this.stmts.setFence.run(a.fence.key, a.fence.token);
     }
+  }
+
+  private fenceError(fence: WriteFence, persistenceId?: string): FencedWriteError | undefined {
+    const newest = this.stmts.getFence.get(fence.key) as number | undefined;
+    return newest !== undefined && newest > fence.token
+      ? new FencedWriteError(fence, newest, persistenceId)
+      : undefined;
   }
 
   private insertEvents(a: PendingAppend): void {
@@ -196,7 +248,7 @@ function isConstraintViolation(error: unknown): boolean {
 type Statements = ReturnType<typeof prepareStatements>;
 
 function prepareStatements(db: Database.Database, tables: SqliteTables) {
-  const { journal: j, deleted: d } = tables;
+  const { journal: j, deleted: d, fence: f } = tables;
   return {
     highest: db
       .prepare<[string, string], number>(
@@ -212,6 +264,11 @@ function prepareStatements(db: Database.Database, tables: SqliteTables) {
       `SELECT sequence_nr, serializer_id, payload, tags, timestamp_ms FROM ${j}
        WHERE persistence_id = ? AND sequence_nr >= ? AND sequence_nr <= ?
        ORDER BY sequence_nr LIMIT ?`,
+    ),
+    getFence: db.prepare<[string], number>(`SELECT token FROM ${f} WHERE fence_key = ?`).pluck(),
+    setFence: db.prepare(
+      `INSERT INTO ${f} (fence_key, token) VALUES (?, ?)
+       ON CONFLICT (fence_key) DO UPDATE SET token = max(token, excluded.token)`,
     ),
     deleteEvents: db.prepare(`DELETE FROM ${j} WHERE persistence_id = ? AND sequence_nr <= ?`),
     markDeleted: db.prepare(

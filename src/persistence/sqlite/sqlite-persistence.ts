@@ -9,6 +9,7 @@ import { ConfigError } from "../../base/errors.js";
 import type { JournalSettings, SnapshotSettings } from "../persistence-settings.js";
 import { openSqliteDatabase } from "./sqlite-driver.js";
 import { SqliteJournal } from "./sqlite-journal.js";
+import { SqliteLeaseStore } from "./sqlite-lease.js";
 import { migrateSqlite } from "./sqlite-schema.js";
 import { resolveSqliteSettings, type SqliteSettings } from "./sqlite-settings.js";
 import { SqliteSnapshotStore } from "./sqlite-snapshot-store.js";
@@ -23,6 +24,8 @@ export interface SqlitePersistenceOptions extends Partial<SqliteSettings> {
 export interface SqlitePersistence {
   readonly journal: SqliteJournal;
   readonly snapshots: SqliteSnapshotStore;
+  /** Fenced leases in the same file (for shard leases: `lease: { provider: leases }`). */
+  readonly leases: SqliteLeaseStore;
   readonly settings: SqliteSettings;
   /** The underlying connection (for operations and tests). */
   readonly db: Database.Database;
@@ -51,6 +54,7 @@ export function sqlitePersistence(options: SqlitePersistenceOptions): SqlitePers
     return {
       journal: j,
       snapshots: s,
+      leases: new SqliteLeaseStore(db, tables),
       settings,
       db,
       close: () => {

@@ -8,6 +8,12 @@
  * - `<p>journal_deleted`: per id, the highest sequence number removed by deleteTo, so
  *   the highest sequence number survives deleting every event.
  * - `<p>snapshot`: one row per (persistence_id, sequence_nr).
+ * - `<p>fence`: per fence key (a shard, `<type>/<shardId>`), the newest fencing token a
+ *   write carried; fenced appends are checked against it in their transaction.
+ * - `<p>lease`: shard (and other) leases with their fencing token (sqlite-lease.ts).
+ *
+ * Older databases gain the fence and lease tables on the next open (CREATE TABLE IF NOT
+ * EXISTS): nothing else changed, so no data migration is needed.
  *
  * Plain rowid tables (not WITHOUT ROWID): payloads may be large, and SQLite keeps large
  * rows best in rowid tables.
@@ -19,6 +25,8 @@ export interface SqliteTables {
   readonly journal: string;
   readonly deleted: string;
   readonly snapshot: string;
+  readonly fence: string;
+  readonly lease: string;
 }
 
 export function sqliteTables(prefix: string): SqliteTables {
@@ -26,6 +34,8 @@ export function sqliteTables(prefix: string): SqliteTables {
     journal: `${prefix}journal`,
     deleted: `${prefix}journal_deleted`,
     snapshot: `${prefix}snapshot`,
+    fence: `${prefix}fence`,
+    lease: `${prefix}lease`,
   };
 }
 
@@ -53,6 +63,16 @@ export function migrateSqlite(db: Database.Database, prefix: string): SqliteTabl
       serializer_id INTEGER NOT NULL,
       payload BLOB NOT NULL,
       PRIMARY KEY (persistence_id, sequence_nr)
+    );
+    CREATE TABLE IF NOT EXISTS ${t.fence} (
+      fence_key TEXT NOT NULL PRIMARY KEY,
+      token INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS ${t.lease} (
+      name TEXT NOT NULL PRIMARY KEY,
+      owner TEXT NOT NULL,
+      expires_at_ms INTEGER NOT NULL,
+      token INTEGER NOT NULL
     );
   `);
   return t;

@@ -9,6 +9,9 @@
  * - `liveTimers` / `pendingDeferred` count callbacks not yet run or cancelled (leak
  *   checks); `cancelAll` drops everything the node has pending (e.g. when it crashes).
  * - A delay of `Infinity` never fires: nothing is queued or counted.
+ * - `pauseUntil(t)` freezes the node like SIGSTOP: every callback due before world time
+ *   t runs at t instead, in its original order (a frozen process runs nothing, then
+ *   catches up on its overdue timers).
  */
 import { assert } from "../../base/assert.js";
 import { type Disposable, noopDisposable } from "../../base/disposable.js";
@@ -26,6 +29,7 @@ export interface SimEventHost {
 export class SimScheduler implements Scheduler {
   private readonly timers = new Set<SimTask>();
   private readonly deferred = new Set<SimTask>();
+  private pausedUntil = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly host: SimEventHost,
@@ -53,6 +57,16 @@ export class SimScheduler implements Scheduler {
     this.enqueue(this.deferred, this.host.now, fn);
   }
 
+  /** SIGSTOP until world time `worldMs` (see the module comment). */
+  pauseUntil(worldMs: number): void {
+    if (worldMs > this.pausedUntil) this.pausedUntil = worldMs;
+  }
+
+  /** True while paused. */
+  get paused(): boolean {
+    return this.host.now < this.pausedUntil;
+  }
+
   /** Cancels every pending timer and deferred callback of this node. */
   cancelAll(): void {
     for (const task of [...this.timers, ...this.deferred]) task.dispose();
@@ -61,7 +75,13 @@ export class SimScheduler implements Scheduler {
   private enqueue(owner: Set<SimTask>, atMs: number, fn: () => void): SimTask {
     const task = new SimTask(owner, fn);
     owner.add(task);
-    task.event = this.host.scheduleAt(atMs, () => task.run());
+    const run = () => {
+      // paused (SIGSTOP): run when the pause ends, after what was due before
+      if (this.host.now < this.pausedUntil)
+        task.event = this.host.scheduleAt(this.pausedUntil, run);
+      else task.run();
+    };
+    task.event = this.host.scheduleAt(atMs, run);
     return task;
   }
 }

@@ -9,9 +9,16 @@
  * - `liveTimers` / `pendingDeferred` count callbacks not yet run or cancelled (leak
  *   checks); `cancelAll` drops everything the node has pending (e.g. when it crashes).
  * - A delay of `Infinity` never fires: nothing is queued or counted.
+ * - `stall(ms)` models a blocked event loop (a long GC, a synchronous burst, a starved
+ *   CPU): no timer or deferred callback of this node runs until the stall ends; what
+ *   fell due meanwhile runs then, in its order. As the node's EventLoopMonitor
+ *   (src/ports/event-loop.ts) it reports the longest stall since the last question.
+ *   (Stopping the node's network input as well is the caller's part: the test harness
+ *   clogs the links into the node for the same time.)
  */
 import { assert } from "../../base/assert.js";
 import { type Disposable, noopDisposable } from "../../base/disposable.js";
+import type { EventLoopMonitor } from "../../ports/event-loop.js";
 import type { Scheduler } from "../../ports/scheduler.js";
 import type { SimClock } from "./sim-clock.js";
 
@@ -23,9 +30,12 @@ export interface SimEventHost {
 }
 
 /** Scheduler of one simulated node. */
-export class SimScheduler implements Scheduler {
+export class SimScheduler implements Scheduler, EventLoopMonitor {
   private readonly timers = new Set<SimTask>();
   private readonly deferred = new Set<SimTask>();
+  private stalledUntil = 0;
+  private stallStartedAt = 0;
+  private maxStallMs = 0;
 
   constructor(
     private readonly host: SimEventHost,
@@ -53,6 +63,30 @@ export class SimScheduler implements Scheduler {
     this.enqueue(this.deferred, this.host.now, fn);
   }
 
+  /** Blocks this node's callbacks for `durationMs` world-ms from now (see the module comment). */
+  stall(durationMs: number): void {
+    assert(
+      Number.isFinite(durationMs) && durationMs >= 0,
+      `stall must be finite, >= 0: ${durationMs}`,
+    );
+    const now = this.host.now;
+    if (now >= this.stalledUntil) this.stallStartedAt = now;
+    this.stalledUntil = Math.max(this.stalledUntil, now + durationMs);
+    this.maxStallMs = Math.max(this.maxStallMs, this.stalledUntil - this.stallStartedAt);
+  }
+
+  /** True while the node is stalled. */
+  get isStalled(): boolean {
+    return this.host.now < this.stalledUntil;
+  }
+
+  takeMaxDelayMs(): number {
+    if (this.isStalled) return 0;
+    const v = this.maxStallMs;
+    this.maxStallMs = 0;
+    return v;
+  }
+
   /** Cancels every pending timer and deferred callback of this node. */
   cancelAll(): void {
     for (const task of [...this.timers, ...this.deferred]) task.dispose();
@@ -61,8 +95,16 @@ export class SimScheduler implements Scheduler {
   private enqueue(owner: Set<SimTask>, atMs: number, fn: () => void): SimTask {
     const task = new SimTask(owner, fn);
     owner.add(task);
-    task.event = this.host.scheduleAt(atMs, () => task.run());
+    task.event = this.host.scheduleAt(atMs, () => this.runGated(task));
     return task;
+  }
+
+  private runGated(task: SimTask): void {
+    if (this.host.now < this.stalledUntil) {
+      task.event = this.host.scheduleAt(this.stalledUntil, () => this.runGated(task));
+      return;
+    }
+    task.run();
   }
 }
 

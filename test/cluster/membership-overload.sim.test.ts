@@ -140,10 +140,10 @@ describe.each(SEEDS)("membership under stalls (seed %i)", (seed) => {
   }, 120_000);
 });
 
-describe.each(simSeeds([1, 2]))("boot storm (seed %i)", (seed) => {
-  it("60 members started at the same instant with slow start-up form one cluster; nobody is downed", async () => {
+describe.each(simSeeds([1]))("boot storm (seed %i)", (seed) => {
+  it("50 members started at the same instant with slow start-up form one cluster; nobody is downed", async () => {
     const h = new MeteredSimCluster(seed);
-    const names = nodeNames(60);
+    const names = nodeNames(50);
     const seedNodes = names.slice(0, 3).map((n) => `${n}:2552`);
     const downed: string[] = [];
     for (const n of names) {

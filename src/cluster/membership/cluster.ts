@@ -96,6 +96,7 @@ import {
 } from "../../core/membership/membership-state.js";
 import {
   allUnreachable,
+  allUnreachableFrom,
   isReachableBy,
   markReachable,
   markUnreachable,
@@ -700,9 +701,10 @@ export class Cluster {
   }
 
   private reaperTick(latenessMs = 0): void {
-    if (selfMember(this.ms) === undefined) return;
     const now = this.now();
+    // measured even before this node is a member, so a later tick gets a fresh figure
     this.excuseOwnStall(latenessMs, now);
+    if (selfMember(this.ms) === undefined) return;
     const suspect = this.selfStall.isSuspect(now);
     let r = this.ms.latestGossip.overview.reachability;
     const before = r;
@@ -723,6 +725,16 @@ export class Cluster {
         r = markReachable(r, this.self, subject.uniqueAddress);
       }
     }
+    // A member this node no longer heartbeats (the ring moved while members joined) has
+    // no detector left to bring it back: this node withdraws its verdict, as an observer
+    // without evidence (its new observers judge it from now on).
+    for (const subject of allUnreachableFrom(r, this.self))
+      if (!this.detectors.has(key(subject))) {
+        this.log.info("no longer monitoring node: withdrawing its unreachable mark", {
+          node: key(subject),
+        });
+        r = markReachable(r, this.self, subject);
+      }
     let g = this.ms.latestGossip;
     if (r !== before) g = stampLocalChange(withReachability(g, r), this.self);
     const pruned = pruneTombstones(g, now - this.settings.pruneGossipTombstonesAfterMs);

@@ -200,7 +200,7 @@ export class Cluster {
     readonly roles: string[];
     readonly appVersion: string;
   }>;
-  /** Set once this node has seen a converged view with itself up (sbr-formation.ts). */
+  /** Set once this node is up: the cluster has converged with it (sbr-formation.ts). */
   private firstConverged = false;
   private withheldDowningKey = "";
 
@@ -467,12 +467,10 @@ export class Cluster {
     this.ms = next;
     const evts = events ?? diffClusterEvents(before, next);
     for (const e of evts) this.publish(e);
-    if (convergence(next, this.exitingConfirmedNodes())) {
-      this.lastConvergenceAt = this.now();
-      if (!this.firstConverged && countsAsFirstConvergence(true, selfMember(next)?.status)) {
-        this.firstConverged = true;
-        this.log.debug("first convergence: the split brain resolver may act");
-      }
+    if (convergence(next, this.exitingConfirmedNodes())) this.lastConvergenceAt = this.now();
+    if (!this.firstConverged && countsAsFirstConvergence(selfMember(next)?.status)) {
+      this.firstConverged = true;
+      this.log.debug("up, so the cluster has converged once: the split brain resolver may act");
     }
     this.checkSelf();
   }

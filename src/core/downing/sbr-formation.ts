@@ -6,8 +6,13 @@
  * member ends the whole cluster.
  *
  * Rules (pure; the driver remembers whether it has converged once):
- * - a node has FIRST CONVERGED once it has seen a converged view in which it is itself
- *   up (or leaving/exiting); a forming cluster's first seed does so when it forms alone;
+ * - a node counts the cluster as FIRST CONVERGED once it is itself up (or leaving,
+ *   exiting): a leader moves a member up only on convergence, with the member in it, so
+ *   the cluster has converged with this node at least once. (Requiring this node to have
+ *   seen a converged view itself would be too strict: a member moved up just before a
+ *   failure may never see one until the resolver removes the failed member — S20w seed 3
+ *   deadlocked that way.) A forming cluster's first seed is up as soon as it forms alone;
+ *   joining and weakly-up members are not;
  * - before that, its resolver does not down OTHER members, unless
  *   `downing.actBeforeFirstConvergence` is true;
  * - it may always down ITSELF: when a decision (including down-all) would down this node,
@@ -18,12 +23,9 @@
 import type { MemberStatus } from "../membership/member-status.js";
 import { type UniqueAddress, uniqueAddressEquals } from "../membership/unique-address.js";
 
-/** Whether a converged view with this own status counts as the first convergence. */
-export function countsAsFirstConvergence(
-  converged: boolean,
-  selfStatus: MemberStatus | undefined,
-): boolean {
-  return converged && (selfStatus === "up" || selfStatus === "leaving" || selfStatus === "exiting");
+/** Whether this own status means the cluster has first converged (see above). */
+export function countsAsFirstConvergence(selfStatus: MemberStatus | undefined): boolean {
+  return selfStatus === "up" || selfStatus === "leaving" || selfStatus === "exiting";
 }
 
 /** What the resolver may down now (see the module comment). */

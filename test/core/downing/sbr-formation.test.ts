@@ -11,12 +11,12 @@ const node = (h: string) => uniqueAddressOf(addressOf("shardkit", "sk", h, 2552)
 const [a, b, c] = [node("a"), node("b"), node("c")];
 
 describe("sbr formation gate", () => {
-  it("first convergence: a converged view with self up (or leaving, exiting)", () => {
-    expect(countsAsFirstConvergence(true, "up")).toBe(true);
-    expect(countsAsFirstConvergence(true, "exiting")).toBe(true);
-    expect(countsAsFirstConvergence(true, "weakly-up")).toBe(false);
-    expect(countsAsFirstConvergence(true, "joining")).toBe(false);
-    expect(countsAsFirstConvergence(false, "up")).toBe(false);
+  it("first convergence: self is up (or leaving, exiting), moved up by a converged leader", () => {
+    expect(countsAsFirstConvergence("up")).toBe(true);
+    expect(countsAsFirstConvergence("exiting")).toBe(true);
+    expect(countsAsFirstConvergence("weakly-up")).toBe(false);
+    expect(countsAsFirstConvergence("joining")).toBe(false);
+    expect(countsAsFirstConvergence(undefined)).toBe(false);
   });
 
   it("before it, others are not downed; self may always be", () => {

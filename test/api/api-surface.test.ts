@@ -510,11 +510,13 @@ describe("public API surface", () => {
       [
         "ConsoleLogger",
         "ConsoleLoggerOptions",
+        "EVENT_LOOP_MONITOR_RESOLUTION_MS",
         "LOG_LEVEL_ENV",
         "LogFormat",
         "LogRecord",
         "NODE_TIMER_DELAY_MAX_MS",
         "NodeClock",
+        "NodeEventLoopMonitor",
         "NodeRandom",
         "NodeRuntime",
         "NodeRuntimeOptions",

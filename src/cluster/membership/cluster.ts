@@ -814,8 +814,8 @@ export class Cluster {
       const k = gate.withheld.map(key).join(",");
       if (k !== this.withheldDowningKey)
         this.log.warn(
-          "split brain resolver: not downing other members before this member has first " +
-            "seen the cluster converged (downing.actBeforeFirstConvergence is false)",
+          "split brain resolver: not downing other members: this member was never up, so " +
+            "the cluster has not converged with it yet (downing.actBeforeFirstConvergence is false)",
           { withheld: gate.withheld.map(key), reason },
         );
       this.withheldDowningKey = k;

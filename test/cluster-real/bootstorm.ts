@@ -43,13 +43,24 @@ function complete(s: StateReply, n: number): boolean {
   );
 }
 
+/** Distinct members downed (as any member saw it), plus members removed by themselves. */
 function downsOf(nodes: readonly ClusterNode[]): number {
-  let downs = 0;
+  const downed = new Set<string>();
   for (const n of nodes) {
-    downs += clusterEvents(n).filter((e) => e.type === "member-downed").length;
-    if (n.child.events.some((e) => e.event === "self-removed")) downs += 1;
+    for (const e of clusterEvents(n)) if (e.type === "member-downed") downed.add(String(e.member));
+    if (n.child.events.some((e) => e.event === "self-removed")) downed.add(n.hostPort);
   }
-  return downs;
+  return downed.size;
+}
+
+/** The resolver's decisions and the stall warnings in the members' logs (diagnostics). */
+function decisionsOf(nodes: readonly ClusterNode[]): string[] {
+  const out: string[] = [];
+  for (const n of nodes)
+    for (const l of n.child.stderr)
+      if (/split brain resolver|removed from the cluster|itself was stalled/.test(l))
+        out.push(`${n.name}: ${l.slice(0, 400)}`);
+  return out;
 }
 
 /** Runs one boot storm of `n` members; `idleSampleMs` of idle measurement after forming. */
@@ -82,6 +93,7 @@ export async function bootStorm(
       if (done === n) break;
       if (downs > 0 || Date.now() - t0 > timeoutMs) {
         const leader = states[0];
+        for (const l of decisionsOf(nodes).slice(0, 40)) log(l);
         throw new Error(
           `boot storm of ${n}: ${done}/${n} members see all Up after ${Date.now() - t0} ms, ` +
             `${downs} downs; m0 sees ${JSON.stringify(

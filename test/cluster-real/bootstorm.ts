@@ -55,12 +55,15 @@ function downsOf(nodes: readonly ClusterNode[]): number {
 
 /** The resolver's decisions and the stall warnings in the members' logs (diagnostics). */
 function decisionsOf(nodes: readonly ClusterNode[]): string[] {
-  const out: string[] = [];
+  const decisions: string[] = [];
+  const stalls: string[] = [];
   for (const n of nodes)
-    for (const l of n.child.stderr)
-      if (/split brain resolver|removed from the cluster|itself was stalled/.test(l))
-        out.push(`${n.name}: ${l.slice(0, 400)}`);
-  return out;
+    for (const l of n.child.stderr) {
+      if (/split brain resolver|removed from the cluster/.test(l))
+        decisions.push(`${n.name}: ${l.slice(0, 600)}`);
+      else if (/itself was stalled/.test(l)) stalls.push(`${n.name}: ${l.slice(0, 300)}`);
+    }
+  return [...decisions, ...stalls];
 }
 
 /** Runs one boot storm of `n` members; `idleSampleMs` of idle measurement after forming. */

@@ -14,6 +14,38 @@ import type { SimMember } from "./sim-cluster.js";
 import { MeteredSimCluster, nodeNames } from "./sim-gossip-meter.js";
 
 const SEEDS = simSeeds([1, 2, 3]);
+/** Sustained overload: each member stalls stallMs, then runs gapMs, again and again. */
+interface Overload {
+  readonly stallMinMs: number;
+  readonly stallMaxMs: number;
+  readonly gapMinMs: number;
+  readonly gapSpreadMs: number;
+}
+const MILD: Overload = { stallMinMs: 500, stallMaxMs: 5_000, gapMinMs: 500, gapSpreadMs: 2_500 };
+/** The code before issue 21 downed every member under this one (seeds 1-3). */
+const HARSH: Overload = { stallMinMs: 2_000, stallMaxMs: 8_000, gapMinMs: 200, gapSpreadMs: 1_000 };
+
+async function sustainedOverload(seed: number, o: Overload): Promise<void> {
+  const [h, names, w] = await formed(seed, 10);
+  const end = h.world.now + 180_000;
+  const nextStall = new Map(names.map((n) => [n, h.world.now + h.world.random.next() * 3_000]));
+  while (h.world.now < end) {
+    for (const n of names) {
+      if ((nextStall.get(n) ?? 0) > h.world.now) continue;
+      const ms = o.stallMinMs + h.world.random.next() * (o.stallMaxMs - o.stallMinMs);
+      h.stall(member(h, n), ms);
+      nextStall.set(n, h.world.now + ms + o.gapMinMs + h.world.random.next() * o.gapSpreadMs);
+    }
+    await h.world.advance(100);
+  }
+  const d = `[sim ${h.world.describe()}]`;
+  expect(w.downed, d).toEqual([]);
+  expect(noneRemoved(h, names), d).toEqual([]);
+  await h.until(
+    h.throttled(() => h.allUpAndConverged(names), 100),
+    60_000,
+  );
+}
 /** Default timings everywhere (the harness's fast ones are overridden). */
 const DEFAULTS = { settings: {}, failureDetector: {}, downing: {} } as const;
 
@@ -118,25 +150,11 @@ describe.each(SEEDS)("membership under stalls (seed %i)", (seed) => {
   });
 
   it("sustained overload: every member of 10 stalls 0.5-5 s again and again for 3 minutes; nobody is downed", async () => {
-    const [h, names, w] = await formed(seed, 10);
-    const end = h.world.now + 180_000;
-    const nextStall = new Map(names.map((n) => [n, h.world.now + h.world.random.next() * 3_000]));
-    while (h.world.now < end) {
-      for (const n of names) {
-        if ((nextStall.get(n) ?? 0) > h.world.now) continue;
-        const ms = 500 + h.world.random.next() * 4_500;
-        h.stall(member(h, n), ms);
-        nextStall.set(n, h.world.now + ms + 500 + h.world.random.next() * 2_500);
-      }
-      await h.world.advance(100);
-    }
-    const d = `[sim ${h.world.describe()}]`;
-    expect(w.downed, d).toEqual([]);
-    expect(noneRemoved(h, names), d).toEqual([]);
-    await h.until(
-      h.throttled(() => h.allUpAndConverged(names), 100),
-      60_000,
-    );
+    await sustainedOverload(seed, MILD);
+  }, 120_000);
+
+  it("harsh overload: every member of 10 stalls 2-8 s with 0.2-1.2 s between, for 3 minutes; nobody is downed", async () => {
+    await sustainedOverload(seed, HARSH);
   }, 120_000);
 });
 

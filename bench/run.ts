@@ -12,6 +12,7 @@ const groups: Record<string, () => Promise<BenchGroup>> = {
   persistence: async () => (await import("./persistence.js")).persistenceGroup,
   sharding: async () => (await import("./sharding.js")).shardingGroup,
   ddata: async () => (await import("./ddata.js")).ddataGroup,
+  bootstorm: async () => (await import("./bootstorm.js")).bootstormGroup,
 };
 
 async function main(): Promise<void> {

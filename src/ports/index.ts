@@ -1,5 +1,6 @@
 export type { Clock } from "./clock.js";
 export type { Crypto } from "./crypto.js";
+export type { EventLoopMonitor } from "./event-loop.js";
 export * from "./journal.js";
 export type { Lease, LeaseProvider, LeaseStore } from "./lease.js";
 export * from "./logger.js";

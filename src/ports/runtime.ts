@@ -3,6 +3,7 @@
  * builds one per simulated node, all sharing one virtual event queue.
  */
 import type { Clock } from "./clock.js";
+import type { EventLoopMonitor } from "./event-loop.js";
 import type { Logger } from "./logger.js";
 import type { Random } from "./random.js";
 import type { Scheduler } from "./scheduler.js";
@@ -12,4 +13,7 @@ export interface Runtime {
   readonly scheduler: Scheduler;
   readonly random: Random;
   readonly logger: Logger;
+  /** Event-loop delay of this process (optional: without it, membership measures its
+   * own timers' lateness only). */
+  readonly eventLoop?: EventLoopMonitor;
 }

@@ -16,6 +16,10 @@
  *   convergence }`;
  * - `leave {address}` / `down {address}` (address = "host:port");
  * - `stats` -> `{ stats }` (remoting counters);
+ * - `block {ms}` -> replies, then blocks its own event loop for ms (a long GC, a
+ *   synchronous burst);
+ * - `burn {ms, dutyPct}` -> keeps the CPU busy dutyPct % of every 100 ms for ms (load);
+ * - `usage` -> `{ cpuUserMs, cpuSystemMs, rssBytes, heapUsedBytes, uptimeMs }`;
  * - `exit` -> terminates the system and exits 0.
  *
  * When this member is removed or downed (onSelfRemoved) it prints
@@ -47,8 +51,14 @@ export interface ClusterNodeConfig {
   readonly port?: number;
   /** Seed nodes as "host:port". */
   readonly seedNodes: readonly string[];
-  /** Overrides on top of FAST_CLUSTER_SETTINGS. */
+  /** "default": shardkit's default timings instead of the fast ones below. */
+  readonly profile?: "fast" | "default";
+  /** Overrides on top of FAST_CLUSTER_SETTINGS (or the defaults). */
   readonly settings?: ClusterOptions["settings"];
+  /** Overrides on top of FAST_FAILURE_DETECTOR. */
+  readonly failureDetector?: ClusterOptions["failureDetector"];
+  /** Overrides of the downing settings (default: stableAfterMs SBR_STABLE_AFTER_MS). */
+  readonly downing?: ClusterOptions["downing"];
   readonly logLevel?: LogLevel;
 }
 
@@ -71,11 +81,12 @@ async function shutdown(code: number): Promise<void> {
   process.exit(code);
 }
 
+const defaults = config.profile === "default";
 const cluster = Cluster.start(system, remoting, {
   seedNodes: config.seedNodes,
-  settings: { ...FAST_CLUSTER_SETTINGS, ...config.settings },
-  failureDetector: FAST_FAILURE_DETECTOR,
-  downing: { stableAfterMs: SBR_STABLE_AFTER_MS },
+  settings: { ...(defaults ? {} : FAST_CLUSTER_SETTINGS), ...config.settings },
+  failureDetector: { ...(defaults ? {} : FAST_FAILURE_DETECTOR), ...config.failureDetector },
+  downing: { ...(defaults ? {} : { stableAfterMs: SBR_STABLE_AFTER_MS }), ...config.downing },
   onSelfRemoved: (reason) => {
     emit({ event: "self-removed", reason, t: Date.now() });
     setImmediate(() => void shutdown(0));
@@ -96,6 +107,39 @@ async function handle(c: Command): Promise<Record<string, unknown>> {
       return {};
     case "stats":
       return { stats: { ...remoting.stats } };
+    case "block": {
+      const ms = Number(c.ms);
+      setTimeout(() => {
+        const until = Date.now() + ms;
+        while (Date.now() < until) {
+          // a blocked event loop
+        }
+      }, 10);
+      return {};
+    }
+    case "burn": {
+      const end = Date.now() + Number(c.ms);
+      const busyMs = Number(c.dutyPct);
+      const timer = setInterval(() => {
+        const until = Date.now() + busyMs;
+        while (Date.now() < until) {
+          // load
+        }
+        if (Date.now() > end) clearInterval(timer);
+      }, 100);
+      return {};
+    }
+    case "usage": {
+      const cpu = process.cpuUsage();
+      const mem = process.memoryUsage();
+      return {
+        cpuUserMs: cpu.user / 1000,
+        cpuSystemMs: cpu.system / 1000,
+        rssBytes: mem.rss,
+        heapUsedBytes: mem.heapUsed,
+        uptimeMs: process.uptime() * 1000,
+      };
+    }
     case "exit":
       setImmediate(() => void shutdown(0));
       return {};

@@ -54,7 +54,7 @@ export class MeteredSimCluster extends SimClusterHarness {
     const n = await super.node(name, settings, systemName);
     const remoting = n.remoting;
     const send = remoting.sendControl.bind(remoting);
-    remoting.sendControl = (node, kind, payload) => {
+    remoting.sendControl = (node, kind, payload, urgent) => {
       const bytes = payload.length + CONTROL_FRAME_OVERHEAD_BYTES;
       const c = this.counts[classOf(kind)];
       c.frames++;
@@ -63,7 +63,7 @@ export class MeteredSimCluster extends SimClusterHarness {
         this.counts.fullGossip.frames++;
         this.counts.fullGossip.bytes += bytes;
       }
-      send(node, kind, payload);
+      send(node, kind, payload, urgent);
     };
     return n;
   }

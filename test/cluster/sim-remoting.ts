@@ -63,6 +63,17 @@ export class SimCluster {
     this.network.restart(node.name);
   }
 
+  /**
+   * A stalled event loop (a long GC, a synchronous burst, a starved CPU): for `ms` the
+   * node runs none of its callbacks and reads nothing from the network (every link into
+   * it is clogged); what arrived meanwhile is handled when the stall ends.
+   */
+  stall(node: SimNode, ms: number): void {
+    node.runtime.scheduler.stall(ms);
+    for (const other of this.incarnation.keys())
+      if (other !== node.name) this.network.clog(other, node.name, ms, { oneWay: true });
+  }
+
   async until(predicate: () => boolean, limitMs: number): Promise<void> {
     const ok = await this.world.runUntil(predicate, limitMs);
     if (!ok)

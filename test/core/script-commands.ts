@@ -16,7 +16,11 @@
 import { decideDowning } from "../../src/core/downing/downing-decision.js";
 import type { DowningStrategy } from "../../src/core/downing/downing-strategy.js";
 import { SbrStabilityTracker } from "../../src/core/downing/sbr-stability.js";
-import { sbrViewOf, unreachableMembersOf } from "../../src/core/downing/sbr-view.js";
+import {
+  sbrViewOf,
+  unreachableMembersOf,
+  unreachableUpTogetherOf,
+} from "../../src/core/downing/sbr-view.js";
 import {
   addMember,
   clockKeyOf,
@@ -529,9 +533,21 @@ const sbrCommands: Record<string, Command<World>> = {
     const members = a.kv.has("self")
       ? unreachableMembersOf(sbrViewOf(stateOf(view(w), req(a, "self"))))
       : a.pos.map((p) => parseMember(p.includes(":") ? p : `${p}:up`));
-    const changed = tracker(w).observe(members, num(a, "now", 0));
+    // relevant=d,e (or relevant=-): the subset that counts towards instability
+    const rel = a.kv.get("relevant");
+    const relevant =
+      rel === undefined
+        ? a.kv.has("self")
+          ? unreachableUpTogetherOf(sbrViewOf(stateOf(view(w), req(a, "self"))))
+          : undefined
+        : members.filter((m) => rel.split(",").includes(m.uniqueAddress.address.host));
+    const changed = tracker(w).observe(members, num(a, "now", 0), relevant);
     const listed = names(members.map((m) => m.uniqueAddress).sort(compareUniqueAddresses));
     return [`${changed ? "changed" : "unchanged"} ${listed}`];
+  },
+  "sbr-excuse": (w, a) => {
+    tracker(w).excuse(num(a, "pause", 0), num(a, "now", 0));
+    return undefined;
   },
   "sbr-stats": (w) => {
     const { changeCount, firstChangeAtMs, latestChangeAtMs } = tracker(w).stats;

@@ -11,6 +11,12 @@
  * - leader actions on convergence; weakly-up after allowWeaklyUpMembersMs without it;
  * - failure detection: request/response heartbeats to the peers chosen on the hashed
  *   ring, one phi accrual detector per monitored peer; verdicts become reachability rows;
+ *   heartbeat replies go out ahead of other control frames; self-aware: the reaper
+ *   measures this node's own stall (its timer's lateness, the runtime's event-loop
+ *   delay) and excuses it (core/failure-detector/self-stall.ts);
+ * - boot storms: Join requests admitted at a bounded rate (core/membership/join-admission.ts),
+ *   members moved up in batches, and the resolver's formation rules
+ *   (core/downing/sbr-formation.ts; docs/cluster.md "Formation and boot storms");
  * - downing: the Split Brain Resolver decides once the unreachable set is stable; never
  *   automatic downing by timeout, unless the opt-in auto-down strategy is active (the
  *   leader downs members unreachable for downing.autoDown.afterMs; docs/cluster.md);
@@ -26,15 +32,27 @@ import { AutoDownTracker } from "../../core/downing/auto-down.js";
 import { decideDowning } from "../../core/downing/downing-decision.js";
 import { downingStrategyOf } from "../../core/downing/downing-strategy.js";
 import {
+  countsAsFirstConvergence,
+  gateBeforeFirstConvergence,
+} from "../../core/downing/sbr-formation.js";
+import {
   downAllWhenUnstableMsOf,
   resolveSbrSettings,
   type SbrSettings,
   type SbrSettingsOverrides,
 } from "../../core/downing/sbr-settings.js";
 import { SbrStabilityTracker } from "../../core/downing/sbr-stability.js";
-import { sbrViewOf, unreachableMembersOf } from "../../core/downing/sbr-view.js";
+import {
+  sbrViewOf,
+  unreachableMembersOf,
+  unreachableUpTogetherOf,
+} from "../../core/downing/sbr-view.js";
 import { PhiAccrualFailureDetector } from "../../core/failure-detector/phi-accrual.js";
-import type { PhiAccrualSettings } from "../../core/failure-detector/phi-accrual-settings.js";
+import {
+  type PhiAccrualSettings,
+  resolvePhiAccrualSettings,
+} from "../../core/failure-detector/phi-accrual-settings.js";
+import { SelfStallTracker } from "../../core/failure-detector/self-stall.js";
 import { type Address, addressOf, addressToString } from "../../core/membership/address.js";
 import { type ClusterEvent, diffClusterEvents } from "../../core/membership/cluster-events.js";
 import {
@@ -64,6 +82,7 @@ import {
 } from "../../core/membership/gossip-logic.js";
 import { HeartbeatRing } from "../../core/membership/heartbeat-ring.js";
 import { onInitJoin, onJoin, onWelcome } from "../../core/membership/join.js";
+import { JoinAdmission } from "../../core/membership/join-admission.js";
 import { leaderActions, stampLocalChange } from "../../core/membership/leader-actions.js";
 import { type Member, withStatus } from "../../core/membership/member.js";
 import {
@@ -77,6 +96,7 @@ import {
 } from "../../core/membership/membership-state.js";
 import {
   allUnreachable,
+  allUnreachableFrom,
   isReachableBy,
   markReachable,
   markUnreachable,
@@ -174,6 +194,15 @@ export class Cluster {
   private readonly appVersion: string;
   private readonly onUpCallbacks: (() => void)[] = [];
   private readonly onRemovedCallbacks: (() => void)[] = [];
+  private readonly selfStall: SelfStallTracker;
+  private readonly joinAdmission: JoinAdmission<{
+    readonly from: UniqueAddress;
+    readonly roles: string[];
+    readonly appVersion: string;
+  }>;
+  /** Set once this node is up: the cluster has converged with it (sbr-formation.ts). */
+  private firstConverged = false;
+  private withheldDowningKey = "";
 
   private constructor(
     private readonly system: ActorSystem,
@@ -202,6 +231,17 @@ export class Cluster {
       );
     this.roles = [...(options.roles ?? [])];
     this.appVersion = options.appVersion ?? "1.0.0";
+    const fd = resolvePhiAccrualSettings(options.failureDetector);
+    this.selfStall = new SelfStallTracker({
+      ignoreBelowMs: this.settings.selfStallIgnoredBelowMs,
+      acceptableHeartbeatPauseMs: fd.acceptableHeartbeatPauseMs,
+      // one heartbeat round and the wait for its answer, after the stall ended
+      suspectForMs: this.settings.heartbeatIntervalMs + this.settings.expectedResponseAfterMs,
+    });
+    this.joinAdmission = new JoinAdmission({
+      ratePerSecond: this.settings.maxJoinsAdmittedPerSecond,
+      queueMax: this.settings.joinAdmissionQueueMax,
+    });
     this.autoDown =
       this.sbrSettings.activeStrategy === "auto-down" ? new AutoDownTracker() : undefined;
     if (this.autoDown !== undefined)
@@ -428,6 +468,10 @@ export class Cluster {
     const evts = events ?? diffClusterEvents(before, next);
     for (const e of evts) this.publish(e);
     if (convergence(next, this.exitingConfirmedNodes())) this.lastConvergenceAt = this.now();
+    if (!this.firstConverged && countsAsFirstConvergence(selfMember(next)?.status)) {
+      this.firstConverged = true;
+      this.log.debug("up, so the cluster has converged once: the split brain resolver may act");
+    }
     this.checkSelf();
   }
 
@@ -570,16 +614,18 @@ export class Cluster {
     const s = this.settings;
     this.every(s.gossipIntervalMs, () => this.gossipTick());
     this.every(s.leaderActionsIntervalMs, () => this.leaderTick());
-    this.every(s.unreachableNodesReaperIntervalMs, () => this.reaperTick());
+    this.every(s.unreachableNodesReaperIntervalMs, (latenessMs) => this.reaperTick(latenessMs));
     this.every(s.heartbeatIntervalMs, () => this.heartbeatTick());
   }
 
-  private every(intervalMs: number, fn: () => void): void {
+  /** Runs `fn` every intervalMs; it gets how late this run fired (ms, >= 0). */
+  private every(intervalMs: number, fn: (latenessMs: number) => void): void {
     const slot = this.timers.length;
     const arm = (delay: number) => {
+      const due = this.now() + delay;
       this.timers[slot] = this.system.runtime.scheduler.schedule(delay, () => {
         if (this.stopped) return;
-        fn();
+        fn(Math.max(0, this.now() - due));
         arm(intervalMs);
       });
     };
@@ -590,6 +636,8 @@ export class Cluster {
   }
 
   private gossipTick(): void {
+    for (const j of this.joinAdmission.due(this.now()))
+      this.admitJoin(j.from, j.roles, j.appVersion);
     if (selfMember(this.ms) === undefined) return;
     if (this.broadcastPending) {
       this.broadcastPending = false;
@@ -615,6 +663,7 @@ export class Cluster {
       weaklyUpDelayElapsed: now - this.lastConvergenceAt >= this.settings.allowWeaklyUpMembersMs,
       exitingConfirmed: this.exitingConfirmedNodes(),
       nowMs: now,
+      maxMembersUpPerRound: this.settings.maxMembersUpPerLeaderRound,
     });
     if (r.type === "changed") {
       for (const n of r.removedExitingConfirmed) this.exitingConfirmed.delete(key(n));
@@ -628,9 +677,33 @@ export class Cluster {
     this.sbrTick(now);
   }
 
-  private reaperTick(): void {
-    if (selfMember(this.ms) === undefined) return;
+  /**
+   * This node's own stall up to now (the reaper timer's lateness, or the runtime's
+   * event-loop delay if longer) does not count against the members it monitors; after a
+   * stall longer than the acceptable pause its unreachability verdicts are suspect for a
+   * while (core/failure-detector/self-stall.ts).
+   */
+  private excuseOwnStall(latenessMs: number, now: number): void {
+    const loopDelayMs = this.system.runtime.eventLoop?.takeMaxDelayMs() ?? 0;
+    const v = this.selfStall.observe(Math.max(latenessMs, loopDelayMs), now);
+    if (v.type !== "stalled") return;
+    for (const d of this.detectors.values()) d.excuse(v.excuseMs, now);
+    this.sbr.excuse(v.excuseMs, now);
+    if (v.suspect)
+      this.log.warn(
+        "this member itself was stalled (event loop blocked or starved of CPU) longer than " +
+          "the acceptable heartbeat pause: that time does not count against the members it " +
+          "monitors, and it marks no member unreachable until it has heard them again",
+        { stalledMs: Math.round(v.excuseMs), suspectUntilMs: Math.round(v.suspectUntilMs - now) },
+      );
+  }
+
+  private reaperTick(latenessMs = 0): void {
     const now = this.now();
+    // measured even before this node is a member, so a later tick gets a fresh figure
+    this.excuseOwnStall(latenessMs, now);
+    if (selfMember(this.ms) === undefined) return;
+    const suspect = this.selfStall.isSuspect(now);
     let r = this.ms.latestGossip.overview.reachability;
     const before = r;
     for (const [k, detector] of this.detectors) {
@@ -638,7 +711,11 @@ export class Cluster {
       if (subject === undefined) continue;
       const reachable = isReachableBy(r, this.self, subject.uniqueAddress);
       const available = detector.isAvailable(now);
-      if (reachable && !available) {
+      if (reachable && !available && suspect) {
+        this.log.debug("not marking node as unreachable: own verdicts suspect after a stall", {
+          node: k,
+        });
+      } else if (reachable && !available) {
         this.log.warn("marking node as unreachable", { node: k, phi: detector.phi(now) });
         r = markUnreachable(r, this.self, subject.uniqueAddress);
       } else if (!reachable && available) {
@@ -646,6 +723,16 @@ export class Cluster {
         r = markReachable(r, this.self, subject.uniqueAddress);
       }
     }
+    // A member this node no longer heartbeats (the ring moved while members joined) has
+    // no detector left to bring it back: this node withdraws its verdict, as an observer
+    // without evidence (its new observers judge it from now on).
+    for (const subject of allUnreachableFrom(r, this.self))
+      if (!this.detectors.has(key(subject))) {
+        this.log.info("no longer monitoring node: withdrawing its unreachable mark", {
+          node: key(subject),
+        });
+        r = markReachable(r, this.self, subject);
+      }
     let g = this.ms.latestGossip;
     if (r !== before) g = stampLocalChange(withReachability(g, r), this.self);
     const pruned = pruneTombstones(g, now - this.settings.pruneGossipTombstonesAfterMs);
@@ -695,10 +782,11 @@ export class Cluster {
       return;
     }
     const g = this.ms.latestGossip;
-    this.sbr.observe(unreachableMembersOf(sbrViewOf(this.ms)), now);
+    const view = sbrViewOf(this.ms);
+    this.sbr.observe(unreachableMembersOf(view), now, unreachableUpTogetherOf(view));
     const tick = this.sbr.tick(now, isLeader(this.ms, this.self) || this.isLeaderAmongReachable());
     if (tick.type === "down-all-unstable") {
-      this.applyDowning(
+      this.applySbrDowning(
         g.members.map((m) => m.uniqueAddress),
         `down-all-when-unstable after ${tick.unstableForMs} ms`,
       );
@@ -711,7 +799,28 @@ export class Cluster {
       return;
     }
     if (outcome.type !== "down") return;
-    this.applyDowning(outcome.down, outcome.reason);
+    this.applySbrDowning(outcome.down, outcome.reason);
+  }
+
+  /** A resolver decision, through the formation gate (core/downing/sbr-formation.ts). */
+  private applySbrDowning(nodes: readonly UniqueAddress[], reason: string): void {
+    const gate = gateBeforeFirstConvergence(
+      nodes,
+      this.self,
+      this.firstConverged,
+      this.sbrSettings.actBeforeFirstConvergence,
+    );
+    if (gate.withheld.length > 0) {
+      const k = gate.withheld.map(key).join(",");
+      if (k !== this.withheldDowningKey)
+        this.log.warn(
+          "split brain resolver: not downing other members: this member was never up, so " +
+            "the cluster has not converged with it yet (downing.actBeforeFirstConvergence is false)",
+          { withheld: gate.withheld.map(key), reason },
+        );
+      this.withheldDowningKey = k;
+    }
+    this.applyDowning(gate.down, reason);
   }
 
   /** auto-down: the leader of this side downs every member unreachable for afterMs. */
@@ -752,7 +861,7 @@ export class Cluster {
     const outcome = decideDowning(downingStrategyOf(this.sbrSettings), sbrViewOf(this.ms), {
       leaseAcquired,
     });
-    if (outcome.type === "down") this.applyDowning(outcome.down, outcome.reason);
+    if (outcome.type === "down") this.applySbrDowning(outcome.down, outcome.reason);
   }
 
   /** The SBR of each side decides on that side's leader: the first reachable up member. */
@@ -835,7 +944,7 @@ export class Cluster {
         return;
       case MembershipKind.Heartbeat:
         if (!hasTombstone(this.ms.latestGossip, from))
-          this.send(from.address, { kind: MembershipKind.HeartbeatRsp, seq: m.seq });
+          this.send(from.address, { kind: MembershipKind.HeartbeatRsp, seq: m.seq }, true);
         return;
       case MembershipKind.HeartbeatRsp:
         // Only answers to recent requests count: answers held up by a cut arrive in a
@@ -894,6 +1003,17 @@ export class Cluster {
   }
 
   private onJoinRequest(from: UniqueAddress, roles: string[], appVersion: string): void {
+    const offer = this.joinAdmission.offer(key(from), { from, roles, appVersion }, this.now());
+    if (offer === "admitted") this.admitJoin(from, roles, appVersion);
+    else if (offer === "dropped")
+      this.log.info("join request dropped: admission queue full (the node retries)", {
+        node: key(from),
+        queued: this.joinAdmission.queued,
+      });
+  }
+
+  private admitJoin(from: UniqueAddress, roles: string[], appVersion: string): void {
+    if (this.stopped) return;
     const outcome = onJoin(this.ms, { node: from, roles, appVersion });
     switch (outcome.type) {
       case "refused":
@@ -1024,7 +1144,7 @@ export class Cluster {
         this.sendGossip(m.uniqueAddress);
   }
 
-  private send(to: Address, m: MembershipMessage): void {
+  private send(to: Address, m: MembershipMessage, urgent = false): void {
     if (this.stopped) return;
     const node: WireNode = {
       systemName: to.system,
@@ -1032,7 +1152,12 @@ export class Cluster {
       port: to.port,
       hostPort: `${to.host}:${to.port}`,
     };
-    this.remoting.sendControl(node, m.kind, encodeMembershipMessage(this.remoting.registry, m));
+    this.remoting.sendControl(
+      node,
+      m.kind,
+      encodeMembershipMessage(this.remoting.registry, m),
+      urgent,
+    );
   }
 
   // ------------------------------------------------------------------ helpers

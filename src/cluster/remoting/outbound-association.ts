@@ -6,7 +6,9 @@
  *
  * - Lanes: control and system frames are written before user frames on every flush, and
  *   user frames only while the socket is not backpressured, so heartbeats and system
- *   messages are never stuck behind a bulk queue we still hold.
+ *   messages are never stuck behind a bulk queue we still hold. Within the control lane,
+ *   urgent frames (heartbeat replies: a busy member must still answer its failure
+ *   detectors) are written before the others.
  * - Coalescing: sends only enqueue; one flush per event-loop turn (Scheduler.defer)
  *   writes every queued frame in one `send`.
  * - Bounds: user queue `outboundQueueMax` (overflow -> dead letters, counted), control
@@ -56,6 +58,8 @@ export class OutboundAssociation {
   private decoder: FrameDecoder | null = null;
   private readonly userQueue = new Deque<Uint8Array>();
   private readonly controlQueue = new Deque<Uint8Array>();
+  /** Control frames written ahead of the others (heartbeat replies). */
+  private readonly urgentQueue = new Deque<Uint8Array>();
   private readonly system: SystemMessageSender;
   private readonly writer: FrameWriter;
   /** Peer incarnation learned at handshake; survives reconnects to the same incarnation. */
@@ -100,13 +104,17 @@ export class OutboundAssociation {
     return true;
   }
 
-  /** Queues a CONTROL payload (unreliable lane; oldest dropped on overflow). */
-  sendControl(payload: Uint8Array): void {
-    if (this.controlQueue.length >= this.ctx.settings.controlQueueMax) {
-      this.controlQueue.shift();
+  /**
+   * Queues a CONTROL payload (unreliable lane; oldest dropped on overflow); `urgent`
+   * ones (heartbeat replies) go out before the other control frames.
+   */
+  sendControl(payload: Uint8Array, urgent = false): void {
+    const q = urgent ? this.urgentQueue : this.controlQueue;
+    if (q.length >= this.ctx.settings.controlQueueMax) {
+      q.shift();
       this.ctx.stats.controlDropped++;
     }
-    this.controlQueue.push(payload);
+    q.push(payload);
     this.kick();
   }
 
@@ -135,6 +143,8 @@ export class OutboundAssociation {
     const conn = this.conn;
     if (this.state !== "active" || conn === null) return;
     const w = this.writer;
+    for (let c = this.urgentQueue.shift(); c !== undefined; c = this.urgentQueue.shift())
+      w.append(FrameType.CONTROL, c);
     for (let c = this.controlQueue.shift(); c !== undefined; c = this.controlQueue.shift())
       w.append(FrameType.CONTROL, c);
     const now = this.ctx.clock.now();
@@ -366,7 +376,12 @@ export class OutboundAssociation {
       if (this.state !== "backoff") return;
       this.checkGiveUp();
       if (this.closedForGood) return;
-      if (this.userQueue.length > 0 || this.system.size > 0 || this.controlQueue.length > 0)
+      if (
+        this.userQueue.length > 0 ||
+        this.system.size > 0 ||
+        this.controlQueue.length > 0 ||
+        this.urgentQueue.length > 0
+      )
         this.connect();
       else this.state = "idle";
     });
@@ -412,6 +427,7 @@ export class OutboundAssociation {
     for (let u = this.userQueue.shift(); u !== undefined; u = this.userQueue.shift())
       dropped.push(u);
     this.controlQueue.clear();
+    this.urgentQueue.clear();
     this.system.clear();
     this.remoteUid = undefined;
     this.cancelTimer();

@@ -215,12 +215,15 @@ export class Remoting implements InboundHost {
     this.controlHandlers.set(kind, handler);
   }
 
-  /** Sends a CONTROL frame (unreliable, prioritised lane) of `kind` to `node`. */
-  sendControl(node: WireNode, kind: number, payload: Uint8Array): void {
+  /**
+   * Sends a CONTROL frame (unreliable, prioritised lane) of `kind` to `node`; `urgent`
+   * frames (heartbeat replies) are written before the other queued control frames.
+   */
+  sendControl(node: WireNode, kind: number, payload: Uint8Array, urgent = false): void {
     const framed = new Uint8Array(payload.length + 1);
     framed[0] = kind;
     framed.set(payload, 1);
-    this.association(node).sendControl(framed);
+    this.association(node).sendControl(framed, urgent);
   }
 
   /** Stops listening and closes every connection. */

@@ -81,6 +81,9 @@ export interface SbrSettings {
   readonly stableAfterMs: number;
   /** "on" (derived bound), "off", or the bound in ms (> 0). */
   readonly downAllWhenUnstable: "on" | "off" | number;
+  /** Whether the resolver may down other members before this node has first seen the
+   * cluster converged with itself up (sbr-formation.ts). Default false. */
+  readonly actBeforeFirstConvergence: boolean;
   readonly staticQuorum: StaticQuorumSettings;
   readonly keepMajority: KeepMajoritySettings;
   readonly keepOldest: KeepOldestSettings;
@@ -100,6 +103,7 @@ export const DEFAULT_SBR_SETTINGS: SbrSettings = Object.freeze({
   activeStrategy: "keep-majority",
   stableAfterMs: 20_000,
   downAllWhenUnstable: "on",
+  actBeforeFirstConvergence: false,
   staticQuorum: Object.freeze({ quorumSize: 0, role: undefined }),
   keepMajority: Object.freeze({ role: undefined }),
   keepOldest: Object.freeze({ downIfAlone: true, role: undefined }),
@@ -161,6 +165,7 @@ const RULES: RulesOf<SbrSettings> = {
   activeStrategy: oneOf(...SBR_STRATEGIES),
   stableAfterMs: positiveMs(),
   downAllWhenUnstable: downAllWhenUnstableRule(),
+  actBeforeFirstConvergence: bool(),
   staticQuorum: nested(DEFAULT_SBR_SETTINGS.staticQuorum, {
     quorumSize: int(0),
     role: optionalRole(),

@@ -22,7 +22,7 @@
  *   A clean partition or a crash produces neither.
  */
 import { findMember, type Gossip } from "../membership/gossip.js";
-import { hasRole, type Member } from "../membership/member.js";
+import { hasRole, type Member, UP_NUMBER_UNASSIGNED } from "../membership/member.js";
 import { compareMembers } from "../membership/member-ordering.js";
 import {
   dcMembers,
@@ -161,6 +161,31 @@ export function downableKeys(ctx: SbrContext): Set<string> {
 export function unreachableMembersOf(view: SbrView): Member[] {
   const ctx = contextOf(view);
   return ctx.all.filter((m) => isUnreachable(ctx, m));
+}
+
+/**
+ * The unreachable members whose unreachability counts towards down-all-when-unstable:
+ * those with at least one unreachable/terminated record whose observer and subject have
+ * both been up (an assigned up-number; downed or exiting members keep theirs), i.e. that
+ * were up together. Joiners of a boot storm (joining, weakly-up, or downed before ever
+ * being up) and the records they make are left out (sbr-stability.ts).
+ */
+export function unreachableUpTogetherOf(view: SbrView): Member[] {
+  const ctx = contextOf(view);
+  const wasUp = new Set(
+    ctx.all.filter((m) => m.upNumber !== UP_NUMBER_UNASSIGNED).map((m) => key(m.uniqueAddress)),
+  );
+  const subjects = new Set(
+    ctx.records
+      .filter(
+        (r) =>
+          !uniqueAddressEquals(r.subject, ctx.self) &&
+          wasUp.has(key(r.observer)) &&
+          wasUp.has(key(r.subject)),
+      )
+      .map((r) => key(r.subject)),
+  );
+  return ctx.all.filter((m) => subjects.has(key(m.uniqueAddress)));
 }
 
 /** The two kinds of indirect connection (keys), see the module comment. */

@@ -13,6 +13,9 @@
  *   detected failure must not teach the detector that long silences are normal.
  * - phi(now) = phi(now - last, mean + acceptableHeartbeatPauseMs,
  *   max(stdDeviation, minStdDeviationMs)); available iff phi < threshold (strict).
+ * - `excuse(pauseMs, nowMs)` moves the last heartbeat forward by a pause of the OBSERVER
+ *   (never past `nowMs`): silence the observer could not have seen is not the peer's
+ *   (self-stall.ts). It changes nothing before the first heartbeat.
  */
 import { assert } from "../../base/assert.js";
 import { HeartbeatHistory } from "./heartbeat-history.js";
@@ -60,6 +63,17 @@ export class PhiAccrualFailureDetector {
       if (this.isAvailable(nowMs)) this.history.add(nowMs - last);
     }
     this.lastHeartbeatAtMs = nowMs;
+  }
+
+  /**
+   * The observer itself was stalled for `pauseMs` up to `nowMs`: that time does not
+   * count as silence of the peer (the last heartbeat moves forward, never past `nowMs`).
+   */
+  excuse(pauseMs: number, nowMs: number): void {
+    assert(Number.isFinite(pauseMs) && pauseMs >= 0, `pause must be finite, >= 0: ${pauseMs}`);
+    const last = this.lastHeartbeatAtMs;
+    if (last === undefined || last >= nowMs) return;
+    this.lastHeartbeatAtMs = Math.min(nowMs, last + pauseMs);
   }
 
   /** Suspicion level at `nowMs`; 0 before the first heartbeat. */

@@ -63,6 +63,19 @@ export interface ClusterSettings {
   /** While this node is not a member yet, it logs at warn, at most once per this interval,
    * what it is trying and why it fails (per seed node). > 0. */
   readonly joinDiagnosticsIntervalMs: number;
+  /** Join requests a member admits per second (a token bucket holding one second's
+   * worth); the rest wait in a queue (boot storms). 0 = unbounded. >= 0. */
+  readonly maxJoinsAdmittedPerSecond: number;
+  /** Most join requests waiting for admission; more are dropped (the joiner retries
+   * after retryUnsuccessfulJoinAfterMs). Integer >= 1. */
+  readonly joinAdmissionQueueMax: number;
+  /** Most members the leader moves to up (or to weakly-up) per round of leader
+   * actions; the next batch follows the next convergence. 0 = unbounded. Integer >= 0. */
+  readonly maxMembersUpPerLeaderRound: number;
+  /** Own stalls (timer lateness, event-loop delay) shorter than this are ignored;
+   * longer ones do not count against monitored members (self-aware failure detection).
+   * >= 0. */
+  readonly selfStallIgnoredBelowMs: number;
 }
 
 /** Defaults (docs/cluster.md, "Settings"; the gossip probabilities follow Akka's). */
@@ -87,6 +100,10 @@ export const DEFAULT_CLUSTER_SETTINGS: ClusterSettings = Object.freeze({
   pruneGossipTombstonesAfterMs: 86_400_000,
   quarantineRemovedNodeAfterMs: 5_000,
   joinDiagnosticsIntervalMs: 5_000,
+  maxJoinsAdmittedPerSecond: 20,
+  joinAdmissionQueueMax: 1_000,
+  maxMembersUpPerLeaderRound: 20,
+  selfStallIgnoredBelowMs: 100,
 });
 
 /** A duration strictly greater than zero. */
@@ -133,6 +150,10 @@ const RULES: RulesOf<ClusterSettings> = {
   pruneGossipTombstonesAfterMs: positiveMs(),
   quarantineRemovedNodeAfterMs: positiveMs(),
   joinDiagnosticsIntervalMs: positiveMs(),
+  maxJoinsAdmittedPerSecond: num(0, 1_000_000),
+  joinAdmissionQueueMax: int(1, 1_000_000),
+  maxMembersUpPerLeaderRound: int(0),
+  selfStallIgnoredBelowMs: ms(0),
 };
 
 /**

@@ -6,7 +6,9 @@
  * With convergence (every member that must have seen the current gossip has seen it):
  * - joining / weakly-up -> up, once the cluster has minNrOfMembers members and every
  *   role has its roleMinNrOfMembers; up-numbers continue from the youngest member's
- *   up-number and are handed out in member (address) order;
+ *   up-number and are handed out in member (address) order; at most
+ *   `maxMembersUpPerRound` per run (a boot storm moves up in batches, each after a
+ *   convergence; docs/cluster.md "Formation and boot storms");
  * - leaving -> exiting;
  * - exiting -> removed when the exiting node has confirmed (exitingConfirmed), has itself
  *   seen the converged gossip in which it is exiting (so every node has seen exiting,
@@ -68,6 +70,9 @@ export interface LeaderActionsInput {
   readonly exitingConfirmed?: Iterable<UniqueAddress>;
   /** Now, in the caller's clock; stamps the tombstones of removed members. */
   readonly nowMs: number;
+  /** Most joining / weakly-up members moved to up (and joining members moved to
+   * weakly-up) in one run, in member order; 0 or absent = all of them. */
+  readonly maxMembersUpPerRound?: number;
 }
 
 /** Why a run changed nothing. */
@@ -145,10 +150,12 @@ function changedOnConvergence(state: MembershipState, input: LeaderActionsInput)
   const enough = isMinNrOfMembersFulfilled(state, input.minNrOfMembers, input.roleMinNrOfMembers);
   const youngest = youngestMember(state)?.upNumber ?? 0;
   let upNumber = youngest === UP_NUMBER_UNASSIGNED ? 0 : youngest;
+  let upBudget = batchOf(input);
   const changed: Member[] = [];
   for (const m of state.latestGossip.members) {
     if (m.dataCenter !== state.selfDc) continue;
-    if ((m.status === "joining" || m.status === "weakly-up") && enough) {
+    if ((m.status === "joining" || m.status === "weakly-up") && enough && upBudget > 0) {
+      upBudget -= 1;
       upNumber += 1;
       changed.push(withStatusUp(m, upNumber));
     } else if (m.status === "leaving") {
@@ -197,6 +204,7 @@ function maybeMoveToWeaklyUp(
             m.status === "joining" &&
             isReachable(reachability, m.uniqueAddress),
         )
+        .slice(0, batchOf(input))
         .map((m) => withStatus(m, "weakly-up"))
     : [];
   if (changed.length === 0) return { type: "none", reason: LeaderActionsSkipReason.NoConvergence };
@@ -210,6 +218,12 @@ function maybeMoveToWeaklyUp(
     exitingGossipTargets: [],
     removedExitingConfirmed: [],
   };
+}
+
+/** How many members one run may move up (or to weakly-up). */
+function batchOf(input: LeaderActionsInput): number {
+  const max = input.maxMembersUpPerRound ?? 0;
+  return max > 0 ? max : Number.POSITIVE_INFINITY;
 }
 
 /** A local change by `self`: version bumped at its clock key, seen by it alone. */

@@ -8,6 +8,7 @@ import type { Runtime } from "../../ports/runtime.js";
 import { ConsoleLogger } from "./console-logger.js";
 import type { LogFormat } from "./log-format.js";
 import { NodeClock } from "./node-clock.js";
+import { NodeEventLoopMonitor } from "./node-event-loop.js";
 import { NodeRandom } from "./node-random.js";
 import { NodeScheduler } from "./node-scheduler.js";
 
@@ -22,6 +23,7 @@ export {
 } from "./console-logger.js";
 export { formatRecord, type LogFormat, type LogRecord } from "./log-format.js";
 export { NodeClock } from "./node-clock.js";
+export { EVENT_LOOP_MONITOR_RESOLUTION_MS, NodeEventLoopMonitor } from "./node-event-loop.js";
 export { NodeRandom } from "./node-random.js";
 export {
   NODE_TIMER_DELAY_MAX_MS,
@@ -64,6 +66,7 @@ export interface NodeRuntimeOptions {
 /** The real Runtime; `scheduler` is exposed concretely for `liveTimers` and `dispose`. */
 export interface NodeRuntime extends Runtime {
   readonly scheduler: NodeScheduler;
+  readonly eventLoop: NodeEventLoopMonitor;
 }
 
 /** Builds the ports of a real Node.js process. */
@@ -71,6 +74,7 @@ export function createNodeRuntime(options: NodeRuntimeOptions = {}): NodeRuntime
   return {
     clock: new NodeClock(),
     scheduler: new NodeScheduler({ unrefTimers: options.unrefTimers ?? false }),
+    eventLoop: new NodeEventLoopMonitor(),
     random: new NodeRandom(options.seed),
     logger:
       options.logger ?? new ConsoleLogger({ level: options.logLevel, format: options.logFormat }),

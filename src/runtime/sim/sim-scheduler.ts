@@ -12,9 +12,16 @@
  * - `pauseUntil(t)` freezes the node like SIGSTOP: every callback due before world time
  *   t runs at t instead, in its original order (a frozen process runs nothing, then
  *   catches up on its overdue timers).
+ * - `stall(ms)` models a blocked event loop (a long GC, a synchronous burst, a starved
+ *   CPU): no timer or deferred callback of this node runs until the stall ends; what
+ *   fell due meanwhile runs then, in its order. As the node's EventLoopMonitor
+ *   (src/ports/event-loop.ts) it reports the longest stall since the last question.
+ *   (Stopping the node's network input as well is the caller's part: the test harness
+ *   clogs the links into the node for the same time.)
  */
 import { assert } from "../../base/assert.js";
 import { type Disposable, noopDisposable } from "../../base/disposable.js";
+import type { EventLoopMonitor } from "../../ports/event-loop.js";
 import type { Scheduler } from "../../ports/scheduler.js";
 import type { SimClock } from "./sim-clock.js";
 
@@ -26,10 +33,13 @@ export interface SimEventHost {
 }
 
 /** Scheduler of one simulated node. */
-export class SimScheduler implements Scheduler {
+export class SimScheduler implements Scheduler, EventLoopMonitor {
   private readonly timers = new Set<SimTask>();
   private readonly deferred = new Set<SimTask>();
   private pausedUntil = Number.NEGATIVE_INFINITY;
+  private stalledUntil = 0;
+  private stallStartedAt = 0;
+  private maxStallMs = 0;
 
   constructor(
     private readonly host: SimEventHost,
@@ -67,6 +77,30 @@ export class SimScheduler implements Scheduler {
     return this.host.now < this.pausedUntil;
   }
 
+  /** Blocks this node's callbacks for `durationMs` world-ms from now (see the module comment). */
+  stall(durationMs: number): void {
+    assert(
+      Number.isFinite(durationMs) && durationMs >= 0,
+      `stall must be finite, >= 0: ${durationMs}`,
+    );
+    const now = this.host.now;
+    if (now >= this.stalledUntil) this.stallStartedAt = now;
+    this.stalledUntil = Math.max(this.stalledUntil, now + durationMs);
+    this.maxStallMs = Math.max(this.maxStallMs, this.stalledUntil - this.stallStartedAt);
+  }
+
+  /** True while the node is stalled. */
+  get isStalled(): boolean {
+    return this.host.now < this.stalledUntil;
+  }
+
+  takeMaxDelayMs(): number {
+    if (this.isStalled) return 0;
+    const v = this.maxStallMs;
+    this.maxStallMs = 0;
+    return v;
+  }
+
   /** Cancels every pending timer and deferred callback of this node. */
   cancelAll(): void {
     for (const task of [...this.timers, ...this.deferred]) task.dispose();
@@ -75,14 +109,18 @@ export class SimScheduler implements Scheduler {
   private enqueue(owner: Set<SimTask>, atMs: number, fn: () => void): SimTask {
     const task = new SimTask(owner, fn);
     owner.add(task);
-    const run = () => {
-      // paused (SIGSTOP): run when the pause ends, after what was due before
-      if (this.host.now < this.pausedUntil)
-        task.event = this.host.scheduleAt(this.pausedUntil, run);
-      else task.run();
-    };
-    task.event = this.host.scheduleAt(atMs, run);
+    task.event = this.host.scheduleAt(atMs, () => this.runGated(task));
     return task;
+  }
+
+  /** Runs `task` unless the node is paused (SIGSTOP) or stalled: then when that ends. */
+  private runGated(task: SimTask): void {
+    const until = Math.max(this.stalledUntil, this.pausedUntil);
+    if (this.host.now < until) {
+      task.event = this.host.scheduleAt(until, () => this.runGated(task));
+      return;
+    }
+    task.run();
   }
 }
 

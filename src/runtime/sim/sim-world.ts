@@ -55,6 +55,7 @@ export interface SimRuntime extends Runtime {
   readonly nodeName: string;
   readonly clock: SimClock;
   readonly scheduler: SimScheduler;
+  readonly eventLoop: SimScheduler;
 }
 
 /** Node name used for records made by the world itself. */
@@ -130,10 +131,12 @@ export class SimWorld {
     assert(nodeName !== "" && nodeName !== WORLD_NODE, `invalid sim node name "${nodeName}"`);
     assert(!this.runtimes.has(nodeName), `sim node "${nodeName}" already exists`);
     const clock = new SimClock(this, options);
+    const scheduler = new SimScheduler(this, clock);
     const runtime: SimRuntime = {
       nodeName,
       clock,
-      scheduler: new SimScheduler(this, clock),
+      scheduler,
+      eventLoop: scheduler,
       random: new SeededRandom(nodeSeed(this.seed, nodeName)),
       logger: new SimLogger(this.logSink, nodeName),
     };

@@ -46,6 +46,30 @@ describe("leader actions", () => {
     expect(r.state.latestGossip.tombstones[0]?.removedAtMs).toBe(42);
   });
 
+  it("moves members up in batches of maxMembersUpPerRound, in member order (boot storms)", () => {
+    const joiners = ["b", "c", "d", "e", "f"].map(n);
+    const all = [a, ...joiners];
+    const g = gossipOf({
+      members: [
+        memberFrom({ uniqueAddress: a, status: "up", upNumber: 1 }),
+        ...joiners.map((j) => memberFrom({ uniqueAddress: j, status: "joining" })),
+      ],
+      seen: all,
+    });
+    const s = membershipStateOf({ latestGossip: g, selfUniqueAddress: a });
+    const r = leaderActions(s, { ...input, maxMembersUpPerRound: 2 });
+    if (r.type !== "changed") throw new Error(r.reason);
+    const up = r.state.latestGossip.members.filter((m) => m.status === "up");
+    expect(up.map((m) => [m.uniqueAddress.address.host, m.upNumber])).toEqual([
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+    ]);
+    const unbounded = leaderActions(s, { ...input, maxMembersUpPerRound: 0 });
+    if (unbounded.type !== "changed") throw new Error(unbounded.reason);
+    expect(unbounded.state.latestGossip.members.every((m) => m.status === "up")).toBe(true);
+  });
+
   it("counts members per role for the minimum", () => {
     const g = gossipOf({
       members: [

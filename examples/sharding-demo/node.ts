@@ -14,7 +14,8 @@
  * - `stats` -> `{ entities, shards: [shard ids hosted here], handled }`;
  * - `load {workers}` -> starts the load generator on this node: `workers` loops, each
  *   sending `deposit` asks to random accounts through `entityRefFor`;
- * - `load-stats` -> `{ completed, failed, inFlight }` asks so far;
+ * - `load-stats` -> `{ completed, failed, inFlight, errors }` asks so far (errors: the
+ *   first few failures);
  * - `acked` -> `{ acked: { accountId: deposits acknowledged } }` by this node's load;
  * - `deposit {account, amount}` -> `{ balance }` (an ask; fails after 5 s);
  * - `balances {accounts}` -> `{ sum, count, balances: { accountId: balance } }` over
@@ -55,6 +56,13 @@ export interface NodeConfig {
   readonly remember?: boolean;
   /** Port of the management HTTP API on 127.0.0.1 (`shardkit members --url ...`). */
   readonly managementPort?: number;
+  /**
+   * Host accounts only on members with this role (default: every member); a member
+   * without it routes through a proxy region (a client, e.g. the load of a rolling
+   * restart test). Give the member its roles with `roles`.
+   */
+  readonly role?: string;
+  readonly roles?: readonly string[];
 }
 
 export type AccountMsg =
@@ -102,6 +110,7 @@ const node = await ClusterNode.start({
   host: "127.0.0.1",
   port: config.port,
   seedNodes: config.seedNodes,
+  ...(config.roles === undefined ? {} : { roles: config.roles }),
   ...(config.managementPort === undefined ? {} : { management: { port: config.managementPort } }),
   settings: {
     periodicTasksInitialDelayMs: 0,
@@ -128,6 +137,7 @@ const sharding = ClusterSharding.get(node);
 sharding.init({
   typeKey: Account,
   numberOfShards: NUMBER_OF_SHARDS,
+  ...(config.role === undefined ? {} : { role: config.role }),
   // Shard allocations (and remembered accounts) in the same store as the accounts' events.
   persistence: { journal: store.journal, snapshots: store.snapshots },
   rememberEntities: config.remember ?? false,
@@ -172,6 +182,8 @@ node.cluster.subscribe(
 
 let loadOk = 0;
 let loadFailed = 0;
+/** The first few failures of the load's asks, for diagnostics. */
+const loadErrors: string[] = [];
 /** Deposit asks sent and not yet answered or timed out. */
 let loadInFlight = 0;
 let loadRunning = false;
@@ -215,8 +227,9 @@ async function worker(): Promise<void> {
         });
       loadOk++;
       acked.set(id, (acked.get(id) ?? 0) + 1);
-    } catch {
+    } catch (error) {
       loadFailed++;
+      if (loadErrors.length < 5) loadErrors.push(`${id}: ${String(error)}`);
     } finally {
       loadInFlight--;
     }
@@ -239,7 +252,7 @@ async function handle(c: Command): Promise<Record<string, unknown>> {
       return {};
     }
     case "load-stats":
-      return { completed: loadOk, failed: loadFailed, inFlight: loadInFlight };
+      return { completed: loadOk, failed: loadFailed, inFlight: loadInFlight, errors: loadErrors };
     case "stop-load":
       loadRunning = false;
       return { completed: loadOk, failed: loadFailed, inFlight: loadInFlight };

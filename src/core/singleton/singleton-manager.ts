@@ -263,10 +263,19 @@ export class SingletonManagerMachine<StopMessage = unknown> {
     return [...older.values()].sort(compareByAge);
   }
 
-  /** Blockers that can answer HandOverToMe: listed and not down. */
+  /**
+   * Blockers that can answer HandOverToMe: those not down, including a member removed
+   * after leaving gracefully (last seen leaving or exiting, now within its removal
+   * margin): its process usually still runs for a while (remoting quarantines a member
+   * that left only some seconds after its removal), and its HandOverDone clears it at
+   * once instead of after the margin. In a rolling restart the margin of a younger
+   * member that left just before the oldest would otherwise hold up the take-over.
+   */
   private answerable(blockers: readonly Member[]): Member[] {
-    return blockers.filter(
-      (m) => m.status !== "down" && !this.pendingRemoval.has(key(m.uniqueAddress)),
+    return blockers.filter((m) =>
+      this.pendingRemoval.has(key(m.uniqueAddress))
+        ? m.status === "leaving" || m.status === "exiting"
+        : m.status !== "down",
     );
   }
 

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { type Child, kill, spawnNode, stderrTail } from "../support/child-process.js";
+import { type Child, kill, spawnNode } from "../support/child-process.js";
 import { installChildTeardown } from "../support/child-teardown.js";
 import { freePorts } from "./cluster-node.js";
 import { cmd, waitRegions, waitUp } from "./demo-cluster.js";
@@ -79,61 +79,67 @@ describe("rolling restart by SIGTERM under load (issue 13, 6c)", () => {
         const c: Cluster = { ports: await freePorts(4), db: join(dir, "accounts.db") };
         const members = [0, 1, 2].map((i) => start(c, i, true));
         const all = [...members];
-        await waitUp(members);
-        const client = start(c, 3, false);
-        all.push(client);
-        await waitRegions([client], 3);
-        await cmd(client, { cmd: "load", workers: WORKERS });
-        await until("load runs", async () => (await completed(client)) > 200, 20_000);
-
-        const failedAfter: number[] = [];
-        for (let i = 0; i < 3; i++) {
-          const before = await completed(client);
-          const info = await Promise.race([
-            kill(members[i] as Child, "SIGTERM"),
-            new Promise<never>((_, fail) =>
-              setTimeout(
-                () => fail(new Error(`n${i} did not exit after SIGTERM`)),
-                SHUTDOWN_EXIT_MS,
-              ),
-            ),
-          ]).catch((e: unknown) => {
-            throw new Error(`${String(e)}\n${stderrTail(members[i] as Child)}`);
-          });
-          expect(info.code, `n${i} exit after SIGTERM`).toBe(0);
-          members[i] = start(c, i, true);
-          all.push(members[i] as Child);
-          await waitUp([members[i] as Child]);
+        const dumpLogs = () => {
+          const dump = process.env.SHARDKIT_ROLLING_DUMP;
+          if (dump !== undefined)
+            writeFileSync(
+              `${dump}-${run}.log`,
+              all.map((m) => `==== ${m.name}\n${m.stderr.join("\n")}`).join("\n"),
+            );
+        };
+        let step = "start";
+        try {
+          await waitUp(members);
+          const client = start(c, 3, false);
+          all.push(client);
           await waitRegions([client], 3);
-          // Traffic flowed through this step (and keeps flowing before the next one).
-          await until(
-            `load continues after restarting n${i}`,
-            async () => (await completed(client)) > before + 100,
-            20_000,
-          );
-          failedAfter.push(Number((await cmd(client, { cmd: "load-stats" })).failed));
-        }
+          await cmd(client, { cmd: "load", workers: WORKERS });
+          await until("load runs", async () => (await completed(client)) > 200, 20_000);
 
-        await cmd(client, { cmd: "stop-load" });
-        await until(
-          "no ask left in flight",
-          async () => Number((await cmd(client, { cmd: "load-stats" })).inFlight) === 0,
-          10_000,
-        );
-        const stats = await cmd(client, { cmd: "load-stats" });
-        const dump = process.env.SHARDKIT_ROLLING_DUMP;
-        if (dump !== undefined && Number(stats.failed) > 0)
-          writeFileSync(
-            `${dump}-${run}.log`,
-            all.map((m) => `==== ${m.name}\n${m.stderr.join("\n")}`).join("\n"),
+          const failedAfter: number[] = [];
+          for (let i = 0; i < 3; i++) {
+            step = `restart n${i}`;
+            const before = await completed(client);
+            const info = await Promise.race([
+              kill(members[i] as Child, "SIGTERM"),
+              new Promise<never>((_, fail) =>
+                setTimeout(() => fail(new Error("no exit after SIGTERM")), SHUTDOWN_EXIT_MS),
+              ),
+            ]);
+            expect(info.code, `n${i} exit after SIGTERM`).toBe(0);
+            members[i] = start(c, i, true);
+            all.push(members[i] as Child);
+            await waitUp([members[i] as Child]);
+            await waitRegions([client], 3);
+            // Traffic flowed through this step (and keeps flowing before the next one).
+            await until(
+              `load continues after restarting n${i}`,
+              async () => (await completed(client)) > before + 100,
+              20_000,
+            );
+            failedAfter.push(Number((await cmd(client, { cmd: "load-stats" })).failed));
+          }
+
+          step = "end";
+          await cmd(client, { cmd: "stop-load" });
+          await until(
+            "no ask left in flight",
+            async () => Number((await cmd(client, { cmd: "load-stats" })).inFlight) === 0,
+            10_000,
           );
-        expect(
-          stats.failed,
-          `failed asks (after each restart: ${failedAfter.join(", ")}; ${JSON.stringify(stats.errors)})\n${stderrTail(client)}`,
-        ).toBe(0);
-        const read = await cmd(client, { cmd: "balances", accounts: ACCOUNTS }, 60_000);
-        expect(read.sum, "sum of balances = acknowledged deposits").toBe(stats.completed);
-        await Promise.all([...members, client].map((m) => kill(m, "SIGKILL")));
+          const stats = await cmd(client, { cmd: "load-stats" });
+          expect(
+            stats.failed,
+            `failed asks (after each restart: ${failedAfter.join(", ")}; ${JSON.stringify(stats.errors)})`,
+          ).toBe(0);
+          const read = await cmd(client, { cmd: "balances", accounts: ACCOUNTS }, 60_000);
+          expect(read.sum, "sum of balances = acknowledged deposits").toBe(stats.completed);
+        } catch (error) {
+          dumpLogs();
+          throw new Error(`${step}: ${String(error)}`);
+        } finally {
+          await Promise.all(all.map((m) => kill(m, "SIGKILL")));
+        }
       },
       RUN_TIMEOUT_MS,
     );

@@ -41,6 +41,7 @@ import { coordinatorBehavior } from "./coordinator-actor.js";
 import { type CoordinatorStore, JournalCoordinatorStore } from "./coordinator-store.js";
 import { JournalRememberEntitiesStore } from "./journal-remember-entities-store.js";
 import { regionBehavior } from "./region-actor.js";
+import { RemovalTimes } from "./removal-times.js";
 import type { EntityContext } from "./shard-actor.js";
 import { bindShardLifecycle, type ShardingLifecycleListener } from "./sharding-lifecycle.js";
 
@@ -337,6 +338,8 @@ export function startShardingType(
           role: spec.role,
           settings: spec.settings.coordinator,
           store: spec.stores.coordinatorStore,
+          // the margin counts once, from the removal (removal-times.ts)
+          removals: new RemovalTimes(cluster, () => system.core.clock.now(), spec.removalMarginMs),
         }) as Behavior<ShardingMsg>,
       });
   const member = uniqueAddressToString(cluster.self);

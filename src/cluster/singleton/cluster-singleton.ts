@@ -157,6 +157,8 @@ function managerBehavior<M>(
       settings: { removalMarginMs: removalMarginOf(cluster), ...options.settings },
     });
     let instance: ActorRef<M> | undefined;
+    /** Proxies that identified while no instance ran here (by path; bounded). */
+    const askedBeforeStart = new Map<string, ActorRef<ProxyMsg>>();
     let done = false;
     const doneWaiters: (() => void)[] = [];
     const selfKey = key(cluster.self);
@@ -177,6 +179,16 @@ function managerBehavior<M>(
               t: "instance-terminated",
             });
             ctx.log.info("singleton instance started", { singleton: options.name });
+            // Proxies that asked while there was none learn it now, not at their next
+            // identification tick (a new shard coordinator waits for the regions).
+            for (const replyTo of askedBeforeStart.values())
+              replyTo.tell({
+                sk: "singleton",
+                t: "identified",
+                node: selfKey,
+                instance: instance as ActorRef<unknown>,
+              });
+            askedBeforeStart.clear();
             break;
           case "stop-instance":
             (instance as ActorRef<unknown> | undefined)?.tell(o.stopMessage);
@@ -213,6 +225,7 @@ function managerBehavior<M>(
             break;
           case "done":
             done = true;
+            askedBeforeStart.clear();
             for (const w of doneWaiters.splice(0)) w();
             break;
         }
@@ -285,6 +298,8 @@ function managerBehavior<M>(
               node: selfKey,
               instance: (instance as ActorRef<unknown>) ?? null,
             });
+            if (instance === undefined && !done && askedBeforeStart.size < IDENTIFY_WAITERS_MAX)
+              askedBeforeStart.set(m.replyTo.path.toString(), m.replyTo);
             return;
         }
       },
@@ -299,6 +314,13 @@ function managerBehavior<M>(
     );
   }) as Behavior<ManagerMsg>;
 }
+
+/**
+ * Bound of the proxies a manager without an instance remembers, to tell them at once
+ * when its instance starts (one proxy per member and singleton; more fall back to their
+ * identification ticks).
+ */
+const IDENTIFY_WAITERS_MAX = 10_000;
 
 /**
  * How long after a downed member's removal its singleton may be taken over: the

@@ -78,6 +78,12 @@ type ManagerMsg =
       readonly t: "mgr";
       readonly type: string;
       readonly from: string;
+      /**
+       * The incarnation it is meant for (unique address). Remoting addresses a node by
+       * host and port, so a new incarnation on the same port would otherwise take a
+       * HandOverToMe meant for its removed predecessor and end its manager for good.
+       */
+      readonly to?: string;
       readonly wasOldest?: boolean;
     }
   | { readonly sk: "singleton"; readonly t: "timer"; readonly key: string }
@@ -199,6 +205,7 @@ function managerBehavior<M>(
               t: "mgr",
               type: o.message.type,
               from: selfKey,
+              to: key(o.to),
               wasOldest: o.message.type === "hand-over-done" && o.message.wasOldest === true,
             });
             break;
@@ -258,6 +265,7 @@ function managerBehavior<M>(
             return;
           case "mgr": {
             if (!(SINGLETON_MANAGER_MESSAGE_TYPES as readonly string[]).includes(m.type)) return;
+            if (m.to !== undefined && m.to !== selfKey) return; // for an earlier incarnation
             let from: UniqueAddress;
             try {
               from = parseUniqueAddress(m.from);

@@ -5,7 +5,11 @@ import { configDefaults, defineConfig } from "vitest/config";
  * from other test files (see docs/testing.md, "Known issues"): they run in a second group,
  * after every other file, so nothing else competes with them for the 2 cores.
  */
-const CONTENTION_SENSITIVE = ["test/cluster-real/sharding-leave.test.ts"];
+const CONTENTION_SENSITIVE = [
+  "test/cluster-real/sharding-leave.test.ts",
+  // asks with a 5 s timeout across a rolling restart: 0 may fail
+  "test/cluster-real/rolling-restart.test.ts",
+];
 
 export default defineConfig({
   test: {

@@ -14,7 +14,8 @@
  * - `stats` -> `{ entities, shards: [shard ids hosted here], handled }`;
  * - `load {workers}` -> starts the load generator on this node: `workers` loops, each
  *   sending `deposit` asks to random accounts through `entityRefFor`;
- * - `load-stats` -> `{ completed, failed, inFlight }` asks so far;
+ * - `load-stats` -> `{ completed, failed, inFlight, errors }` asks so far (errors: the
+ *   first few failures);
  * - `acked` -> `{ acked: { accountId: deposits acknowledged } }` by this node's load;
  * - `deposit {account, amount}` -> `{ balance }` (an ask; fails after 5 s);
  * - `balances {accounts}` -> `{ sum, count, balances: { accountId: balance } }` over
@@ -67,6 +68,13 @@ export interface NodeConfig {
    * the wall clock, so tests can check who wrote what when.
    */
   readonly leases?: boolean;
+  /**
+   * Host accounts only on members with this role (default: every member); a member
+   * without it routes through a proxy region (a client, e.g. the load of a rolling
+   * restart test). Give the member its roles with `roles`.
+   */
+  readonly role?: string;
+  readonly roles?: readonly string[];
 }
 
 export type AccountMsg =
@@ -126,6 +134,7 @@ const node = await ClusterNode.start({
   host: "127.0.0.1",
   port: config.port,
   seedNodes: config.seedNodes,
+  ...(config.roles === undefined ? {} : { roles: config.roles }),
   ...(config.managementPort === undefined ? {} : { management: { port: config.managementPort } }),
   settings: {
     periodicTasksInitialDelayMs: 0,
@@ -161,6 +170,7 @@ const sharding = ClusterSharding.get(node);
 sharding.init({
   typeKey: Account,
   numberOfShards: NUMBER_OF_SHARDS,
+  ...(config.role === undefined ? {} : { role: config.role }),
   ...(await shardingState()),
   rememberEntities: config.remember ?? false,
   ...(config.leases === true ? { lease: { provider: store.leases } } : {}),
@@ -208,6 +218,8 @@ node.cluster.subscribe(
 
 let loadOk = 0;
 let loadFailed = 0;
+/** The first few failures of the load's asks, for diagnostics. */
+const loadErrors: string[] = [];
 /** Deposit asks sent and not yet answered or timed out. */
 let loadInFlight = 0;
 let loadRunning = false;
@@ -251,8 +263,9 @@ async function worker(): Promise<void> {
         });
       loadOk++;
       acked.set(id, (acked.get(id) ?? 0) + 1);
-    } catch {
+    } catch (error) {
       loadFailed++;
+      if (loadErrors.length < 5) loadErrors.push(`${id}: ${String(error)}`);
     } finally {
       loadInFlight--;
     }
@@ -275,7 +288,7 @@ async function handle(c: Command): Promise<Record<string, unknown>> {
       return {};
     }
     case "load-stats":
-      return { completed: loadOk, failed: loadFailed, inFlight: loadInFlight };
+      return { completed: loadOk, failed: loadFailed, inFlight: loadInFlight, errors: loadErrors };
     case "stop-load":
       loadRunning = false;
       return { completed: loadOk, failed: loadFailed, inFlight: loadInFlight };

@@ -28,6 +28,7 @@ import type {
   ActorContext,
   ActorSystemView,
   Behavior,
+  BehaviorResult,
   HandlerResult,
   StashBuffer,
   TimerScheduler,
@@ -268,7 +269,7 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
       return;
     }
     if (msg === PoisonPill) {
-      this.beginStop(false, undefined);
+      this.onPoisonPill();
       return;
     }
     const ext = this.ext;
@@ -299,6 +300,23 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
       return;
     }
     if (result !== undefined) this.applyResult(result, msg);
+  }
+
+  /** A behavior with `onPoisonPill` decides when to stop; any other stops at once. */
+  private onPoisonPill(): void {
+    const b = this.behavior;
+    if (b.kind !== "receive" || b.onPoisonPill === undefined) {
+      this.beginStop(false, undefined);
+      return;
+    }
+    let result: BehaviorResult<M>;
+    try {
+      result = b.onPoisonPill(this);
+    } catch (error) {
+      this.onFailure(error);
+      return;
+    }
+    if (result !== undefined) this.applyResult(result, PoisonPill);
   }
 
   private invokeInternal(msg: InternalMessage): void {
@@ -692,7 +710,7 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
   }
 
   deadLetterAll(messages: unknown[]): void {
-    for (const m of messages) this.core.deadLetter(m, this, "stash-cleared");
+    for (const m of messages) if (m !== PoisonPill) this.core.deadLetter(m, this, "stash-cleared");
   }
 
   // ---------------------------------------------------------------- context API

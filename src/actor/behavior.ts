@@ -38,6 +38,13 @@ export interface ReceiveBehavior<M> {
   readonly kind: "receive";
   readonly onMessage: MessageHandler<M>;
   readonly onSignal: SignalHandler<M> | undefined;
+  /**
+   * Called when a PoisonPill is taken from the mailbox, instead of stopping at once.
+   * Return `Behaviors.stopped` to stop now, or keep running and stop later (e.g. once a
+   * write in flight ended: the event-sourced behavior stashes the pill meanwhile; a pill
+   * put back in the mailbox by `unstashAll` comes here again). Absent: stop at once.
+   */
+  readonly onPoisonPill?: (ctx: ActorContext<M>) => BehaviorResult<M>;
 }
 export interface SetupBehavior<M> {
   readonly kind: "setup";

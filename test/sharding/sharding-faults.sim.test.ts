@@ -192,12 +192,15 @@ class FaultyCluster {
 // seed 977: a new coordinator in regions recovery allocated a shard of a member removed
 // before it registered, while that (downed) member still ran it (fixed: recovery waits
 // the removal margin, test/core/coordinator/scripts/regions-recovery-margin.txt).
-const SEEDS = [1, 2, 3, 4, 5, 6, 292, 419, 464, 977];
+// seed 616: two members restarted last were downed after the cluster looked settled, and
+// the final check asked through one of them (fixed: settled must last 5 s).
+const SEEDS = [1, 2, 3, 4, 5, 6, 292, 419, 464, 616, 977];
 // a few in `npm test` (each is slower than S20); sweep more with --filter S20w
 const BIASED_SEEDS = [3, 5];
 
 async function runS20(seed: number, biased: boolean, leases = false): Promise<{ fired: number }> {
-  const world = new SimWorld({ seed });
+  // SHARDKIT_SIM_LOG=info prints the nodes' logs (to analyse a failing seed).
+  const world = new SimWorld({ seed, logLevel: (process.env.SHARDKIT_SIM_LOG ?? "off") as "off" });
   const network = new SimNetwork(
     world,
     biased ? { link: { jitterMs: BIASED_JITTER_MS } } : undefined,
@@ -365,11 +368,18 @@ async function runS20(seed: number, biased: boolean, leases = false): Promise<{ 
       await c.restart(n, first);
     }
     settled = await world.runUntil(settledNow, 20_000);
+    // Settled must last: a member restarted at the end can still be downed a few
+    // seconds later (seed 616: two incarnations restarted last lost each other's
+    // heartbeats and were downed as indirectly connected), and asking through a downed
+    // member gets no answer. Then another round brings the downed processes back.
+    if (settled) {
+      await world.advance(5_000);
+      settled = settledNow();
+    }
   }
   c.armed = undefined;
   const where = `[sim ${world.describe()}] ${biased ? "biased, " : ""}${leases ? "leases, " : ""}faults: ${c.log.join("; ")}; replay: ${replayCommand(seed, FILE)}`;
   expect(settled, `${where}: the cluster did not settle`).toBe(true);
-  await world.advance(5_000);
   const [, asker] = c.upNodes()[0] as [string, ClusterNode];
   for (const id of ids) {
     const r = await totalOfEventually(world, asker, id, 8);

@@ -14,7 +14,14 @@
  *    (replies!) run, so nothing is ever replied before the events are durable.
  *    Every `snapshotAfter` events a snapshot is saved (in the background; a failed save
  *    is logged and otherwise ignored).
- * 3. Failure: a recovery failure (EventSourcedRecoveryError) or a failed append
+ * 3. Stopping: a PoisonPill (the default stop of a sharded entity at hand-off and
+ *    passivation, see src/cluster/sharding/shard-actor.ts) is taken in mailbox order and
+ *    waits like a command: while recovering or while an append is in flight it is
+ *    stashed, so the append ends and its replies go out before the entity stops, and the
+ *    commands that came before it are handled first. Commands after it become dead
+ *    letters. (`ctx.stop` from outside stops at once: the reply of an append in flight
+ *    is lost, though the append may still complete.)
+ * 4. Failure: a recovery failure (EventSourcedRecoveryError) or a failed append
  *    (EventSourcedPersistError) fails the entity; it is supervised with
  *    restartWithBackoff, so it recovers again after the backoff. Buffered commands are
  *    put back in the mailbox first, so they survive the restart. A JournalConflictError
@@ -38,6 +45,7 @@ import {
 } from "../../ports/journal.js";
 import type { SnapshotStore } from "../../ports/snapshot-store.js";
 import type { ActorContext } from "../actor-context.js";
+import { PoisonPill } from "../actor-ref.js";
 import { type Behavior, Behaviors } from "../behavior.js";
 import { type BackoffOptions, SupervisorStrategy } from "../supervision.js";
 import type { Effect } from "./effect.js";
@@ -184,6 +192,8 @@ function incarnation<C, E, S>(
   let inFlight: InFlight<E, S> | null = null;
   /** Commands set aside by Effect.stash(). */
   let userStash: C[] = [];
+  /** A PoisonPill came while the stash was full: stop at the next idle point. */
+  let stopWhenIdle = false;
 
   const send = (body: EsSignal["body"]) => new EsSignal(token, body);
 
@@ -269,7 +279,16 @@ function incarnation<C, E, S>(
     )
       saveSnapshot();
     stash.unstashAll();
-    return runSideEffects(effect);
+    const next = runSideEffects(effect);
+    return stopWhenIdle ? Behaviors.stopped : next;
+  }
+
+  /** PoisonPill: stop now when idle, else wait in the stash (in order) like a command. */
+  function onPoisonPill(): Behavior<C | EsSignal> {
+    if (!recovering && inFlight === null) return Behaviors.stopped;
+    if (stash.isFull) stopWhenIdle = true;
+    else stash.stash(PoisonPill as unknown as C);
+    return Behaviors.same;
   }
 
   function saveSnapshot(): void {
@@ -291,7 +310,7 @@ function incarnation<C, E, S>(
         recovering = false;
         o.onRecoveryCompleted?.(state, userCtx);
         stash.unstashAll();
-        return Behaviors.same;
+        return stopWhenIdle ? Behaviors.stopped : Behaviors.same;
       case "recovery-failed":
         throw new EventSourcedRecoveryError(pid, b.error);
       case "persisted":
@@ -359,7 +378,7 @@ function incarnation<C, E, S>(
     }
     return handleCommand(msg);
   };
-  return Behaviors.receive<C | EsSignal>(onMessage, (_ctx, signal) => {
+  const receive = Behaviors.receive<C | EsSignal>(onMessage, (_ctx, signal) => {
     if (signal.type === "PostStop") {
       dropAll();
       o.onPostStop?.(state);
@@ -367,6 +386,7 @@ function incarnation<C, E, S>(
     else return Behaviors.unhandled;
     return Behaviors.same;
   });
+  return { ...receive, onPoisonPill };
 }
 
 function checkEvent<C, E, S>(o: EventSourcedOptions<C, E, S>, seqNr: number, event: E): E {

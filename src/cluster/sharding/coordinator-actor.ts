@@ -19,6 +19,7 @@ import type {
   CoordinatorInput,
   CoordinatorMember,
   CoordinatorOutput,
+  CoordinatorRemoval,
 } from "../../core/coordinator/coordinator-io.js";
 import {
   CoordinatorMachine,
@@ -57,6 +58,12 @@ export interface CoordinatorActorOptions {
    * again after a restart). Undefined: "regions" recovery.
    */
   readonly store?: () => CoordinatorStore;
+  /**
+   * When this node saw members removed (removal-times.ts): the removal margin counts
+   * from then. Absent: every removal gets the whole margin from when the coordinator
+   * learns of it.
+   */
+  readonly removals?: { recent(): readonly CoordinatorRemoval[] };
 }
 
 /** Supervision of the coordinator: a failure (e.g. a journal conflict) restarts it. */
@@ -317,7 +324,12 @@ class CoordinatorDriver {
     const now = new Set(members.map((m) => m.uniqueAddress));
     const removed = [...this.knownMembers].filter((k) => !now.has(k));
     this.knownMembers = now;
-    this.driver.feed({ type: "membership", members });
+    const recent = this.options.removals?.recent();
+    this.driver.feed(
+      recent === undefined
+        ? { type: "membership", members }
+        : { type: "membership", members, removed: recent },
+    );
     for (const k of removed)
       for (const region of regionsOn(this.machine, k))
         this.driver.feed({ type: "region-terminated", region });

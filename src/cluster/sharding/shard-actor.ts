@@ -4,7 +4,7 @@
  * (the parent) when hand-off leftovers go back and when the shard has stopped.
  */
 import type { ActorContext } from "../../actor/actor-context.js";
-import type { ActorRef } from "../../actor/actor-ref.js";
+import { type ActorRef, PoisonPill } from "../../actor/actor-ref.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
 import {
   ShardLeaseMachine,
@@ -291,9 +291,12 @@ class ShardDriver {
     return {
       "start-entity-actor": (o) => this.startEntity(o.entityId),
       "send-to-entity": (o) => this.entities.tell(o.entityId, o.message),
+      // The default stop is a PoisonPill, not ctx.stop: it comes after the messages the
+      // entity already has, and an event-sourced entity takes it only once its append in
+      // flight ended and the reply went out (event-sourced-behavior.ts, "Stopping").
       "stop-entity-actor": (o) => {
         if (o.stopMessage !== undefined) this.entities.tell(o.entityId, o.stopMessage);
-        else stop(o.entityId);
+        else this.entities.get(o.entityId)?.tell(PoisonPill);
       },
       "force-stop-entity-actor": (o) => stop(o.entityId),
       "buffer-overflow": (o) =>

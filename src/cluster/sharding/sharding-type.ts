@@ -54,6 +54,7 @@ import {
 } from "./ddata-stores.js";
 import { JournalRememberEntitiesStore } from "./journal-remember-entities-store.js";
 import { regionBehavior } from "./region-actor.js";
+import { RemovalTimes } from "./removal-times.js";
 import type { EntityContext } from "./shard-actor.js";
 import { bindShardLifecycle, type ShardingLifecycleListener } from "./sharding-lifecycle.js";
 
@@ -427,6 +428,8 @@ export function startShardingType(
           role: spec.role,
           settings: spec.settings.coordinator,
           store: stores.coordinatorStore,
+          // the margin counts once, from the removal (removal-times.ts)
+          removals: new RemovalTimes(cluster, () => system.core.clock.now(), spec.removalMarginMs),
         }) as Behavior<ShardingMsg>,
       });
   const member = uniqueAddressToString(cluster.self);

@@ -78,6 +78,12 @@ type ManagerMsg =
       readonly t: "mgr";
       readonly type: string;
       readonly from: string;
+      /**
+       * The incarnation it is meant for (unique address). Remoting addresses a node by
+       * host and port, so a new incarnation on the same port would otherwise take a
+       * HandOverToMe meant for its removed predecessor and end its manager for good.
+       */
+      readonly to?: string;
       readonly wasOldest?: boolean;
     }
   | { readonly sk: "singleton"; readonly t: "timer"; readonly key: string }
@@ -157,6 +163,8 @@ function managerBehavior<M>(
       settings: { removalMarginMs: removalMarginOf(cluster), ...options.settings },
     });
     let instance: ActorRef<M> | undefined;
+    /** Proxies that identified while no instance ran here (by path; bounded). */
+    const askedBeforeStart = new Map<string, ActorRef<ProxyMsg>>();
     let done = false;
     const doneWaiters: (() => void)[] = [];
     const selfKey = key(cluster.self);
@@ -177,6 +185,16 @@ function managerBehavior<M>(
               t: "instance-terminated",
             });
             ctx.log.info("singleton instance started", { singleton: options.name });
+            // Proxies that asked while there was none learn it now, not at their next
+            // identification tick (a new shard coordinator waits for the regions).
+            for (const replyTo of askedBeforeStart.values())
+              replyTo.tell({
+                sk: "singleton",
+                t: "identified",
+                node: selfKey,
+                instance: instance as ActorRef<unknown>,
+              });
+            askedBeforeStart.clear();
             break;
           case "stop-instance":
             (instance as ActorRef<unknown> | undefined)?.tell(o.stopMessage);
@@ -187,6 +205,7 @@ function managerBehavior<M>(
               t: "mgr",
               type: o.message.type,
               from: selfKey,
+              to: key(o.to),
               wasOldest: o.message.type === "hand-over-done" && o.message.wasOldest === true,
             });
             break;
@@ -213,6 +232,7 @@ function managerBehavior<M>(
             break;
           case "done":
             done = true;
+            askedBeforeStart.clear();
             for (const w of doneWaiters.splice(0)) w();
             break;
         }
@@ -245,6 +265,7 @@ function managerBehavior<M>(
             return;
           case "mgr": {
             if (!(SINGLETON_MANAGER_MESSAGE_TYPES as readonly string[]).includes(m.type)) return;
+            if (m.to !== undefined && m.to !== selfKey) return; // for an earlier incarnation
             let from: UniqueAddress;
             try {
               from = parseUniqueAddress(m.from);
@@ -285,6 +306,8 @@ function managerBehavior<M>(
               node: selfKey,
               instance: (instance as ActorRef<unknown>) ?? null,
             });
+            if (instance === undefined && !done && askedBeforeStart.size < IDENTIFY_WAITERS_MAX)
+              askedBeforeStart.set(m.replyTo.path.toString(), m.replyTo);
             return;
         }
       },
@@ -299,6 +322,13 @@ function managerBehavior<M>(
     );
   }) as Behavior<ManagerMsg>;
 }
+
+/**
+ * Bound of the proxies a manager without an instance remembers, to tell them at once
+ * when its instance starts (one proxy per member and singleton; more fall back to their
+ * identification ticks).
+ */
+const IDENTIFY_WAITERS_MAX = 10_000;
 
 /**
  * How long after a downed member's removal its singleton may be taken over: the

@@ -33,13 +33,31 @@ export interface CoordinatorMember {
   readonly roles: readonly string[];
 }
 
+/** A member removal as this node saw it (see the `membership` input). */
+export interface CoordinatorRemoval {
+  readonly uniqueAddress: string;
+  readonly atMs: number;
+}
+
 /** Inputs that come from the driver itself rather than from a region. */
 export type CoordinatorLocalInput =
   /**
    * The whole membership (every member not yet removed), fed on start and after each
    * change. A region or proxy whose member is missing or removed counts as terminated.
    */
-  | { readonly type: "membership"; readonly members: readonly CoordinatorMember[] }
+  | {
+      readonly type: "membership";
+      readonly members: readonly CoordinatorMember[];
+      /**
+       * Members this node saw removed, with the time it saw each removal (the clock of
+       * `handle`'s `nowMs`). The removal margin of their regions counts from then, not
+       * from when this coordinator learns of it (a coordinator that took over after the
+       * singleton's own removal margin would otherwise wait it twice). A removed member
+       * not listed here gets the whole margin from now. Optional; replaces the previous
+       * list.
+       */
+      readonly removed?: readonly CoordinatorRemoval[];
+    }
   /** The batch `batchId` is durable. */
   | { readonly type: "persisted"; readonly batchId: number }
   /** Writing the batch `batchId` failed; nothing of it may be assumed durable. */

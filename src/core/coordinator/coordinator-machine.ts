@@ -136,6 +136,8 @@ export class CoordinatorMachine {
   private recoveryMarginPassed = false;
   /** Regions on removed members whose removal margin runs (their shards wait). */
   private readonly removalPending = new Set<RegionId>();
+  /** When this node saw a member removed (membership input `removed`). */
+  private removedAtMs = new Map<string, number>();
   /** Regions that registered with this coordinator incarnation (minNrOfMembers). */
   private readonly registeredNow = new Set<RegionId>();
   private allocationOpen = false;
@@ -224,6 +226,8 @@ export class CoordinatorMachine {
         this.dispatchCommand(input);
         return;
       case "membership":
+        if (input.removed !== undefined)
+          this.removedAtMs = new Map(input.removed.map((r) => [r.uniqueAddress, r.atMs]));
         this.onMembership(input.members);
         return;
       case "persisted":
@@ -413,16 +417,32 @@ export class CoordinatorMachine {
     const vanished = [...this.recoveryUnreported].filter((m) => !reported.has(m));
     if (vanished.length === 0) return false;
     if (!this.recoveryMarginStarted) {
+      const left = Math.max(...vanished.map((m) => this.marginLeftMs(m)));
+      if (left === 0) {
+        this.recoveryMarginPassed = true;
+        return false;
+      }
       this.recoveryMarginStarted = true;
       this.log(
         "info",
         "regions-recovery-margin",
-        `${vanished.length} member(s) left before registering; allocating in ${margin} ms`,
-        { members: vanished, regionRemovalMarginMs: margin },
+        `${vanished.length} member(s) left before registering; allocating in ${left} ms`,
+        { members: vanished, regionRemovalMarginMs: margin, waitMs: left },
       );
-      this.startTimer(CoordinatorTimer.recoveryMargin, margin);
+      this.startTimer(CoordinatorTimer.recoveryMargin, left);
     }
     return true;
+  }
+
+  /**
+   * What is left of the removal margin of `member`: counted from when this node saw it
+   * removed (membership input `removed`), or the whole margin when that is unknown.
+   */
+  private marginLeftMs(member: string | undefined): number {
+    const margin = this.settings.regionRemovalMarginMs;
+    const at = member === undefined ? undefined : this.removedAtMs.get(member);
+    if (at === undefined) return margin;
+    return Math.max(0, Math.min(margin, at + margin - this.nowMs));
   }
 
   private unreportedMembers(): string[] {
@@ -865,18 +885,28 @@ export class CoordinatorMachine {
       this.terminateRegion(region, "member removed");
       return;
     }
-    if (this.removalPending.has(region) || this.projected.region(region) === undefined) return;
+    if (this.removalPending.has(region)) return;
+    const r = this.projected.region(region);
+    if (r === undefined) return;
+    // Counted once, from the removal: what already passed of the margin (e.g. while the
+    // coordinator singleton waited it before starting here) is not waited again.
+    const left = this.marginLeftMs(r.member);
+    if (left === 0) {
+      this.terminateRegion(region, "member removed (removal margin passed)");
+      return;
+    }
     this.removalPending.add(region);
     this.log(
       "info",
       "region-removal-pending",
-      `region ${region}: member removed; shards move in ${margin} ms`,
+      `region ${region}: member removed; shards move in ${left} ms`,
       {
         region,
         regionRemovalMarginMs: margin,
+        waitMs: left,
       },
     );
-    this.startTimer(CoordinatorTimer.regionRemoval(region), margin);
+    this.startTimer(CoordinatorTimer.regionRemoval(region), left);
   }
 
   private terminateRegion(region: RegionId, why: string): void {

@@ -94,6 +94,8 @@ export class SingletonManagerMachine<StopMessage = unknown> {
   private readonly asked = new Set<string>();
   /** Members waiting for our HandOverDone (HandingOver / Stopping). */
   private requesters: UniqueAddress[] = [];
+  /** Members sent HandOverDone (tellYoungerEnded does not repeat it). */
+  private readonly toldDone = new Set<string>();
   /** WasOldest: where the instance should go. */
   private newOldest: UniqueAddress | undefined;
   private retries = 0;
@@ -263,10 +265,19 @@ export class SingletonManagerMachine<StopMessage = unknown> {
     return [...older.values()].sort(compareByAge);
   }
 
-  /** Blockers that can answer HandOverToMe: listed and not down. */
+  /**
+   * Blockers that can answer HandOverToMe: those not down, including a member removed
+   * after leaving gracefully (last seen leaving or exiting, now within its removal
+   * margin): its process usually still runs for a while (remoting quarantines a member
+   * that left only some seconds after its removal), and its HandOverDone clears it at
+   * once instead of after the margin. In a rolling restart the margin of a younger
+   * member that left just before the oldest would otherwise hold up the take-over.
+   */
   private answerable(blockers: readonly Member[]): Member[] {
-    return blockers.filter(
-      (m) => m.status !== "down" && !this.pendingRemoval.has(key(m.uniqueAddress)),
+    return blockers.filter((m) =>
+      this.pendingRemoval.has(key(m.uniqueAddress))
+        ? m.status === "leaving" || m.status === "exiting"
+        : m.status !== "down",
     );
   }
 
@@ -590,12 +601,29 @@ export class SingletonManagerMachine<StopMessage = unknown> {
 
   private becomeEnd(why: string): void {
     assert(this.instance === "none", `singleton manager ends with instance ${this.instance}`);
+    this.tellYoungerEnded();
     for (const t of [...this.timers].sort()) this.cancelTimer(t);
     this.pendingRemoval.clear();
     this.releaseLeaseIfHeld();
     this.log("info", `end: ${why}`);
     this.setState(S.End);
     this.emit({ type: "done" });
+  }
+
+  /**
+   * Entering End, this node holds no instance and never will: it says so (HandOverDone)
+   * to the younger eligible members it has not answered yet, each of which may become
+   * the oldest and would otherwise have to ask it, or wait out its removal margin when
+   * it is gone by then (a rolling restart reuses its address for a new incarnation).
+   */
+  private tellYoungerEnded(): void {
+    const me = findNode(this.members, this.self);
+    if (me === undefined) return;
+    for (const m of this.members) {
+      if (compareByAge(me, m) >= 0 || !isEligible(m)) continue;
+      if (this.toldDone.has(key(m.uniqueAddress))) continue;
+      this.send(m.uniqueAddress, { type: "hand-over-done", wasOldest: this.hasRunInstance });
+    }
   }
 
   // ---- timers and plumbing -------------------------------------------------------------
@@ -648,6 +676,7 @@ export class SingletonManagerMachine<StopMessage = unknown> {
   }
 
   private send(to: UniqueAddress, message: SingletonManagerMessage): void {
+    if (message.type === "hand-over-done") this.toldDone.add(key(to));
     this.emit({ type: "send", to, message });
   }
 

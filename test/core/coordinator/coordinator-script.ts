@@ -9,7 +9,8 @@
  *
  * Names: members are `a`, `b`, `a#2` (a new incarnation of a); regions and proxies are
  * upper-case (`A`, `P`). Member spec: `name:status[:appVersion][@role,role][~]`, `~` =
- * unreachable, default appVersion 1.0.0.
+ * unreachable, default appVersion 1.0.0. `members ... removed=a@1000,b@0`: the members this
+ * node saw removed and when (virtual ms), for the removal margin.
  *
  * Setup (silent): config, custom-allocate (shard=region pins, `clear`), custom-rebalance,
  * start, restart.
@@ -310,7 +311,21 @@ export const COORDINATOR_COMMANDS: Readonly<Record<string, Command<CoordinatorWo
     build(w, recoveryOf(w));
     return undefined;
   },
-  members: (w, args) => feed(w, { type: "membership", members: args.pos.map(parseMember) }),
+  members: (w, args) => {
+    const removed = args.kv.get("removed");
+    return feed(w, {
+      type: "membership",
+      members: args.pos.map(parseMember),
+      ...(removed === undefined
+        ? {}
+        : {
+            removed: removed.split(",").map((r) => {
+              const [uniqueAddress, at] = r.split("@") as [string, string];
+              return { uniqueAddress, atMs: Number(at) };
+            }),
+          }),
+    });
+  },
   register: (w, args) =>
     feed(w, {
       type: "register",

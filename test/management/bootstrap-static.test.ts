@@ -5,6 +5,9 @@
  * sixth member joins the existing cluster through discovery. SHARDKIT_BOOTSTRAP_REPEAT
  * sets the number of repetitions (default 1; `npm run test:bootstrap` runs 30).
  */
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { freePorts, waitAllUp } from "../cluster-real/cluster-node.js";
 import { type ShardingNode, startShardingNode } from "../cluster-real/sharding-node.js";
@@ -15,6 +18,8 @@ installChildTeardown("perFile");
 
 const REPEAT = Number(process.env.SHARDKIT_BOOTSTRAP_REPEAT ?? 1);
 const MEMBERS = 5;
+/** The members' log level (their logs are written to a file when a run fails). */
+const LOG_LEVEL = (process.env.SHARDKIT_BOOTSTRAP_LOG_LEVEL ?? "info") as "debug" | "info" | "warn";
 const TYPE = { name: "Counter", numberOfShards: 10 };
 const FORM_TIMEOUT_MS = 40_000;
 /** Five children compiling at once on a loaded 2-core machine. */
@@ -59,6 +64,7 @@ async function startAll(
           management: { port: mports[i] as number },
           discovery: discoveryOf(contactPoints, MEMBERS),
           startTimeoutMs: START_TIMEOUT_MS,
+          logLevel: LOG_LEVEL,
         },
         ports[i] as number,
         [],
@@ -77,8 +83,9 @@ describe("bootstrap by discovery (static contact points, real processes)", () =>
       const mports = ports.slice(MEMBERS);
       const contactPoints = mports.map((p) => `127.0.0.1:${p}`);
       const names = rports.map((_, i) => `M${i}`);
+      let nodes: ShardingNode[] = [];
       try {
-        const nodes = await startAll(names, rports, mports, contactPoints);
+        nodes = await startAll(names, rports, mports, contactPoints);
         await waitAllUp(nodes, nodes, FORM_TIMEOUT_MS);
         const lowest = `sk@127.0.0.1:${Math.min(...rports)}`;
         for (const n of nodes) {
@@ -87,6 +94,16 @@ describe("bootstrap by discovery (static contact points, real processes)", () =>
           expect(m.leader).toBe(lowest);
         }
         last = { nodes, contactPoints };
+      } catch (error) {
+        // every member's log, to see who formed and who joined whom
+        const file = join(tmpdir(), `shardkit-bootstrap-static-run${run}-${process.pid}.log`);
+        writeFileSync(
+          file,
+          nodes.map((n) => `=== ${n.child.name}\n${n.child.stderr.join("\n")}`).join("\n"),
+        );
+        throw new Error(`${(error as Error).message}\nlogs of every member: ${file}`, {
+          cause: error,
+        });
       } finally {
         // no member of a run outlives it, except the last run's (the next test uses them)
         if (run < REPEAT) await killAll();

@@ -6,7 +6,8 @@
  * and probes each one's management endpoint, which answers with that node's remoting
  * address and the seed nodes of the cluster it belongs to (empty when it is in none).
  *
- * - If any contact point reports seed nodes, a cluster exists: join it.
+ * - If any contact point reports seed nodes, a cluster exists: join it, through seed nodes
+ *   other than this node (a joiner is listed as up before its welcome arrives).
  * - Otherwise a new cluster is formed only by the member with the lowest remoting address
  *   among all contact points, and only once at least `requiredContactPoints` were found,
  *   every one of them answered, and the set has been unchanged for `stableMarginMs`.
@@ -72,12 +73,22 @@ export function decideBootstrap(o: BootstrapObservation): BootstrapDecision {
     if (p?.type === "answered") answered.push({ contactPoint: cp, ...p });
     else failed.push(`${cp} (${p === undefined ? "not probed yet" : p.reason})`);
   }
-  // An existing cluster wins, whatever else is known.
+  // An existing cluster wins, whatever else is known. Its seed nodes never include this
+  // node: a cluster lists a joiner as up as soon as its leader moved it up, before the
+  // joiner got the welcome, and joining oneself forms a second cluster. A cluster that
+  // lists only this node is one this node is already joining: wait for the welcome.
   const withCluster = answered
     .filter((a) => a.seedNodes.length > 0 && a.self !== o.self)
     .sort((a, b) => compareRemotingAddresses(a.self, b.self));
   const first = withCluster[0];
-  if (first !== undefined) return { type: "join", seedNodes: first.seedNodes };
+  if (first !== undefined) {
+    const seedNodes = first.seedNodes.filter((s) => s !== o.self);
+    if (seedNodes.length > 0) return { type: "join", seedNodes };
+    return {
+      type: "wait",
+      reason: `the cluster of ${first.self} lists only this node as up: waiting for its welcome`,
+    };
+  }
 
   if (o.contactPoints.length < o.requiredContactPoints)
     return {

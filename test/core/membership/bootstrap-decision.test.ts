@@ -77,6 +77,69 @@ describe("decideBootstrap", () => {
     ).toEqual({ type: "join", seedNodes: ["sk@10.0.0.3:2552", "sk@10.0.0.4:2552"] });
   });
 
+  it("never joins through itself: a cluster lists a joiner as up before its welcome arrives", () => {
+    // Seen on real processes: the leader moved the joiner up and answered probes with it
+    // as a seed node; the joiner's next round picked itself and formed a second cluster.
+    const probes = new Map(obs("x").probes);
+    probes.set("10.0.0.1:8558", {
+      type: "answered",
+      self: "sk@10.0.0.1:2552",
+      seedNodes: ["sk@10.0.0.1:2552", "sk@10.0.0.2:2552"],
+    });
+    expect(decideBootstrap(obs("sk@10.0.0.2:2552", { probes }))).toEqual({
+      type: "join",
+      seedNodes: ["sk@10.0.0.1:2552"],
+    });
+    // only itself listed (the others' answers are not in yet): wait for the welcome
+    probes.set("10.0.0.1:8558", {
+      type: "answered",
+      self: "sk@10.0.0.1:2552",
+      seedNodes: ["sk@10.0.0.2:2552"],
+    });
+    expect(decideBootstrap(obs("sk@10.0.0.2:2552", { probes }))).toEqual({
+      type: "wait",
+      reason: "the cluster of sk@10.0.0.1:2552 lists only this node as up: waiting for its welcome",
+    });
+  });
+
+  it("property: a join decision never names this node as a seed", () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 1, max: 65_535 }), { minLength: 2, maxLength: 8 }),
+        fc.array(fc.array(fc.nat(7), { maxLength: 4 }), { minLength: 8, maxLength: 8 }),
+        fc.nat(7),
+        (ports, listed, selfIndex) => {
+          const selves = ports.map((p) => `sk@10.0.0.1:${p}`);
+          const cps = ports.map((p) => `10.0.0.1:${p}`);
+          const self = selves[selfIndex % selves.length] as string;
+          const probes = new Map<string, ContactPointProbe>(
+            cps.map((cp, i) => [
+              cp,
+              {
+                type: "answered",
+                self: selves[i] as string,
+                seedNodes: (listed[i] ?? []).map((j) => selves[j % selves.length] as string),
+              },
+            ]),
+          );
+          const d = decideBootstrap({
+            self,
+            contactPoints: cps,
+            probes,
+            contactPointsStableSinceMs: 0,
+            nowMs: 10_000,
+            requiredContactPoints: 1,
+            stableMarginMs: 1_000,
+          });
+          if (d.type === "join") {
+            expect(d.seedNodes.length).toBeGreaterThan(0);
+            expect(d.seedNodes).not.toContain(self);
+          }
+        },
+      ),
+    );
+  });
+
   it("orders addresses by host, then numeric port", () => {
     expect(compareRemotingAddresses("s@a:9000", "s@a:10000")).toBeLessThan(0);
     expect(compareRemotingAddresses("s@b:1", "s@a:2")).toBeGreaterThan(0);

@@ -8,6 +8,7 @@
 // Extra arguments starting with "--" go to Stryker (e.g. --concurrency 2).
 // The PostgreSQL journal's conflict checks are only exercised when SHARDKIT_PG_URL is set.
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 
 const FOLDERS = {
   coordinator: ["src/core/coordinator/**/*.ts"],
@@ -17,16 +18,39 @@ const FOLDERS = {
   association: ["src/core/association/**/*.ts"],
   membership: ["src/core/membership/**/*.ts"],
   // Only the conflict checks: the expected-sequence-number comparison and the
-  // constraint-violation handling of each journal (line ranges).
+  // constraint-violation handling of each journal (line ranges; each must start at the
+  // line its RANGE_STARTS entry names, checked below, so an edit that moves them fails
+  // loudly instead of mutating other code).
   journals: [
-    "src/persistence/memory/memory-journal.ts:45-50",
-    "src/persistence/sqlite/sqlite-journal.ts:139-173",
-    "src/persistence/postgres/postgres-journal.ts:165-190",
-    "src/persistence/postgres/postgres-journal.ts:225-237",
+    "src/persistence/memory/memory-journal.ts:59-62",
+    "src/persistence/sqlite/sqlite-journal.ts:173-198",
+    "src/persistence/sqlite/sqlite-journal.ts:210-214",
+    "src/persistence/postgres/postgres-journal.ts:236-240",
+    "src/persistence/postgres/postgres-journal.ts:246-270",
+    "src/persistence/postgres/postgres-journal.ts:309-314",
   ],
   oracle: ["src/testing/sharding-oracle.ts"],
 };
 const EXCLUDE = ["!src/**/index.ts"];
+// The text the first line of each line range above must contain.
+const RANGE_STARTS = {
+  "src/persistence/memory/memory-journal.ts:59-62": "let log = this.logs.get(persistenceId)",
+  "src/persistence/sqlite/sqlite-journal.ts:173-198": "private commit(",
+  "src/persistence/sqlite/sqlite-journal.ts:210-214": "const highest = this.highest(",
+  "src/persistence/postgres/postgres-journal.ts:236-240": "} catch (error) {",
+  "src/persistence/postgres/postgres-journal.ts:246-270": "private async commitUnfenced(",
+  "src/persistence/postgres/postgres-journal.ts:309-314": "return batch.map((a, i) =>",
+};
+for (const [range, text] of Object.entries(RANGE_STARTS)) {
+  const [file, lines] = range.split(":");
+  const first = readFileSync(file, "utf8").split("\n")[Number(lines.split("-")[0]) - 1] ?? "";
+  if (!first.includes(text)) {
+    console.error(
+      `${range} no longer starts at "${text}" (found "${first.trim()}"): update FOLDERS`,
+    );
+    process.exit(2);
+  }
+}
 
 const args = process.argv.slice(2);
 const names = [];

@@ -121,6 +121,10 @@ describe("ShardingOracle rules", { timeout: 5_000 }, () => {
     } catch (e) {
       expect((e as Error).message).not.toContain("more");
       expect((e as Error).message.split("\n")).toHaveLength(21);
+      // the list is the end of the message
+      expect((e as Error).message.endsWith("\n  - shard T/1 started on a while live on a")).toBe(
+        true,
+      );
     }
   });
 
@@ -153,5 +157,61 @@ describe("ShardingOracle rules", { timeout: 5_000 }, () => {
     expect(o.shardHome("T", "2")).toBe("x@host:notaport");
     o.nodeCrashed("plain-node");
     expect([...o.liveShards("T")]).toEqual([["2", "x@host:notaport"]]);
+  });
+
+  it("a fenced write with a token older than the newest is a stale-write; equal or newer is not", () => {
+    let now = 3;
+    const o = new ShardingOracle({ now: () => now });
+    o.fencedWrite("Cart/7", 4, 4, "Cart|e1"); // equal: the current holder
+    o.fencedWrite("Cart/7", 5, 4, "Cart|e1"); // newer than the store saw: fine
+    expect(o.violations).toEqual([]);
+    now = 8;
+    o.fencedWrite("Cart/7", 3, 4, "Cart|e2");
+    expect(o.fencedWrites).toBe(3);
+    expect(o.violations).toEqual([
+      {
+        kind: "stale-write",
+        typeName: "Cart",
+        id: "Cart|e2",
+        node: "Cart/7",
+        liveOn: "Cart/7",
+        atMs: 8,
+        text: "event of Cart|e2 written at t=8 with token 3 of Cart/7 while the newest token was 4",
+      },
+    ]);
+    expect(() => o.assertNoViolations()).toThrow(
+      /1 violation\(s\)\n {2}- event of Cart\|e2 written at t=8 with token 3/,
+    );
+  });
+
+  it("a stale write's type name is the fence key up to its last slash; no clock, no time", () => {
+    const o = new ShardingOracle();
+    o.fencedWrite("shop/Cart/12", 1, 2, "p");
+    expect(o.violations.map((v) => [v.typeName, v.atMs, v.text])).toEqual([
+      [
+        "shop/Cart",
+        undefined,
+        "event of p written with token 1 of shop/Cart/12 while the newest token was 2",
+      ],
+    ]);
+  });
+
+  it("the error carries the violations themselves, for a test to inspect", () => {
+    const o = new ShardingOracle();
+    o.shardStarted("T", "1", A);
+    o.shardStarted("T", "1", B);
+    let error: unknown;
+    try {
+      o.assertNoViolations();
+    } catch (e) {
+      error = e;
+    }
+    expect((error as ShardingOracleError).fields).toEqual({ violations: o.violations });
+  });
+
+  it("the default label is the whole host of a unique address", () => {
+    const o = new ShardingOracle();
+    o.shardStarted("T", "1", "shardkit://shop@node-a.example:25520#77");
+    expect(o.shardHome("T", "1")).toBe("node-a.example");
   });
 });

@@ -38,6 +38,7 @@ import {
   type InternalRef,
   isInternalRef,
   refKey,
+  ScopedMessage,
   type SystemMessage,
   type SystemServices,
 } from "./internal.js";
@@ -327,6 +328,8 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
       if (this.ext?.receiveTimeout === msg.rt) this.handle(msg.rt.message as M);
     } else if (msg instanceof TerminatedFire) {
       this.deliverTerminated(msg);
+    } else if (msg instanceof ScopedMessage) {
+      msg.run(() => this.invokeUser(msg.message as M));
     }
   }
 
@@ -665,8 +668,9 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
     if (q !== null) {
       for (let i = this.qHead; i < q.length; i++) {
         const m = q[i];
-        if (m instanceof InternalMessage || m === PoisonPill) continue;
-        this.core.deadLetter(m, this, "stopped");
+        if (m instanceof ScopedMessage) this.core.deadLetter(m.message, this, "stopped");
+        else if (m instanceof InternalMessage || m === PoisonPill) continue;
+        else this.core.deadLetter(m, this, "stopped");
       }
     }
     this.qHead = 0;

@@ -18,8 +18,12 @@ import type {
 } from "../ports/tracing.js";
 import { formatTraceParent, isTraceState, parseTraceParent } from "../protocol/trace-context.js";
 
-/** An OpenTelemetry Context (opaque here). */
-export type OtelContext = object;
+/** An OpenTelemetry Context (opaque here: only passed back to the API). */
+export interface OtelContext {
+  getValue(key: symbol): unknown;
+  setValue(key: symbol, value: unknown): OtelContext;
+  deleteValue(key: symbol): OtelContext;
+}
 
 /** An OpenTelemetry TraceState. */
 export interface OtelTraceState {

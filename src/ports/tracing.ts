@@ -11,9 +11,7 @@
  */
 
 /** An opaque trace context (in OpenTelemetry: a Context holding a valid span). */
-export interface TraceContext {
-  readonly __traceContext?: never;
-}
+export type TraceContext = object;
 
 /** Span kinds, numbered as in OpenTelemetry. */
 export const TraceSpanKind = {

@@ -140,6 +140,12 @@ export class NotAChildError extends ShardkitError {
   }
 }
 
+/**
+ * The scoped message whose handler is running (handlers run one at a time and
+ * synchronously, so one variable serves every cell; no field per actor).
+ */
+let handlingScoped: ScopedMessage | null = null;
+
 export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
   private flags = 0;
   /** Before start: the spawn behavior; after: the current canonical behavior. */
@@ -329,7 +335,13 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
     } else if (msg instanceof TerminatedFire) {
       this.deliverTerminated(msg);
     } else if (msg instanceof ScopedMessage) {
-      msg.run(() => this.invokeUser(msg.message as M));
+      const outer = handlingScoped;
+      handlingScoped = msg;
+      try {
+        msg.run(() => this.invokeUser(msg.message as M));
+      } finally {
+        handlingScoped = outer;
+      }
     }
   }
 
@@ -711,6 +723,12 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
     } else this.q = messages.concat(q.slice(this.qHead));
     if (this.q !== q) this.qHead = 0;
     this.reschedule();
+  }
+
+  /** StashHost: a message stashed while its scoped message is handled keeps its scope. */
+  scopeOf(message: unknown): unknown {
+    const s = handlingScoped;
+    return s !== null && s.message === message ? s : message;
   }
 
   deadLetterAll(messages: unknown[]): void {

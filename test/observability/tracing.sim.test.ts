@@ -8,7 +8,13 @@
  */
 import { SpanKind, trace } from "@opentelemetry/api";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type ActorRef, Behaviors } from "../../src/actor/index.js";
+import {
+  type ActorRef,
+  Behaviors,
+  Effect,
+  type EventCodec,
+  EventSourcedBehavior,
+} from "../../src/actor/index.js";
 import { ClusterNode, ClusterSharding, EntityTypeKey } from "../../src/api/index.js";
 import { loadTracing, type TracingOptions } from "../../src/api/otel-tracing.js";
 import { SpanNames } from "../../src/cluster/sharding/traced-message.js";
@@ -29,6 +35,13 @@ type Msg =
   | { type: "relay"; to: string; replyTo: ActorRef<string> }
   | { type: "write"; replyTo: ActorRef<string> };
 const Key = EntityTypeKey<Msg>("Traced");
+type LedgerMsg = { type: "add"; amount: number; replyTo: ActorRef<number> };
+const Ledger = EntityTypeKey<LedgerMsg>("Ledger");
+const Eff = Effect.of<number, number>();
+const numberCodec: EventCodec<number> = {
+  encode: (n) => ({ serializerId: 7, bytes: new TextEncoder().encode(String(n)) }),
+  decode: (_id, bytes) => Number(new TextDecoder().decode(bytes)),
+};
 const ASK_TIMEOUT_MS = 10_000;
 
 let exporter: MemorySpanExporter;
@@ -115,6 +128,19 @@ async function startCluster(
                   timeoutMs: ASK_TIMEOUT_MS,
                 })
                 .then((r) => m.replyTo.tell(`relayed:${r}`));
+          }),
+      });
+      sharding.init({
+        typeKey: Ledger,
+        numberOfShards: 8,
+        createBehavior: ({ entityId }) =>
+          EventSourcedBehavior.create<LedgerMsg, number, number>({
+            persistenceId: `Ledger|${entityId}`,
+            emptyState: 0,
+            journal: traced,
+            eventCodec: numberCodec,
+            commandHandler: (_s, m) => Eff.persist(m.amount).thenReply(m.replyTo, (s) => s),
+            eventHandler: (s, e) => s + e,
           }),
       });
       nodes.set(name, n);
@@ -320,6 +346,39 @@ describe("tracing (simulated cluster)", () => {
     );
     expect(written).toBe("written");
     expect(exporter.spans).toEqual([]);
+  });
+
+  it("an event-sourced entity: the append of a command stashed during recovery is traced", {
+    timeout: 60_000,
+  }, async () => {
+    const run = await startCluster(["a"], { enabled: true });
+    const sharding = ClusterSharding.get(run.nodes.get("a") as ClusterNode);
+    const add = (amount: number) =>
+      askIn(run, () =>
+        tracer().startActiveSpan("client", (span) =>
+          sharding
+            .entityRefFor(Ledger, "l-1")
+            .ask((replyTo: ActorRef<number>) => ({ type: "add", amount, replyTo }), {
+              timeoutMs: ASK_TIMEOUT_MS,
+            })
+            .finally(() => span.end()),
+        ),
+      );
+    // the first command arrives while the entity recovers: stashed, then handled
+    expect(await add(5)).toBe(5);
+    let spans = exporter.spans;
+    expect(connectedTraceProblem(spans)).toBeUndefined();
+    let append = one(spans, SpanNames.JOURNAL_APPEND);
+    const handles = spans.filter((s) => s.name === SpanNames.HANDLE);
+    expect(handles.length).toBeGreaterThanOrEqual(2); // stashed, then handled again
+    expect(handles.map((h) => h.spanId)).toContain(append.parentSpanId);
+    expect(append.attributes["shardkit.persistence.id"]).toBe("Ledger|l-1");
+    exporter.reset();
+    expect(await add(2)).toBe(7);
+    spans = exporter.spans;
+    append = one(spans, SpanNames.JOURNAL_APPEND);
+    expectChild(append, one(spans, SpanNames.HANDLE));
+    expect(append.attributes["shardkit.journal.first_seq_nr"]).toBe(2);
   });
 
   it("across members: the forward's W3C context continues the trace on the owner", {

@@ -10,9 +10,10 @@
  *   machine); median over the pairs of (off - on) / off in % (docs/observability.md).
  * - remote.tracing.overhead.pct: tells from an EntityRef on one node to entities on another
  *   (two nodes in this process, TCP on 127.0.0.1; the sender has no role, so every
- *   message takes the remote hop), with `tracing: { enabled: true }` on both nodes and a
- *   tracer provider and AsyncLocalStorage context manager registered (what an SDK
- *   installs; test/support/otel-memory.ts) but no active span, vs tracing off; off/on pairs as for the metrics, rates per CPU second
+ *   message takes the remote hop), with `tracing: { enabled: true }` on both nodes but no
+ *   active span, vs tracing off; in both, a tracer provider and an AsyncLocalStorage
+ *   context manager are registered (what an application's SDK installs;
+ *   test/support/otel-memory.ts), so only shardkit's setting differs; off/on pairs as for the metrics, rates per CPU second
  *   of this process (both nodes), median over the pairs of (off - on) / off in %
  *   (docs/observability.md, "Tracing").
  * - sharding.activation.rate: one message each to 50 000 new entity ids; time until all
@@ -393,7 +394,7 @@ async function remoteTell(tracing: boolean, total: number): Promise<number> {
       handleSignals: false,
       ...(tracing ? { tracing: { enabled: true } } : {}),
     });
-  const otel = tracing ? installMemoryTracing() : undefined;
+  const otel = installMemoryTracing();
   const host = await start(pb, ["worker"]);
   const sender = await start(pa, []);
   try {
@@ -433,13 +434,12 @@ async function remoteTell(tracing: boolean, total: number): Promise<number> {
       await waitProcessed(base + sent + TRACING_TELL_BATCH);
     }
     const cpu = process.cpuUsage(cpu0);
-    if (otel !== undefined && otel.exporter.spans.length > 0)
-      throw new Error("spans recorded without an active span");
+    if (otel.exporter.spans.length > 0) throw new Error("spans recorded without an active span");
     return (total / (cpu.user + cpu.system)) * 1e6;
   } finally {
     await sender.system.terminate();
     await host.system.terminate();
-    otel?.uninstall();
+    otel.uninstall();
   }
 }
 

@@ -38,6 +38,7 @@ const Key = EntityTypeKey<Msg>("Traced");
 type LedgerMsg = { type: "add"; amount: number; replyTo: ActorRef<number> };
 const Ledger = EntityTypeKey<LedgerMsg>("Ledger");
 const Eff = Effect.of<number, number>();
+const Quiet = EntityTypeKey<Msg>("Quiet");
 const numberCodec: EventCodec<number> = {
   encode: (n) => ({ serializerId: 7, bytes: new TextEncoder().encode(String(n)) }),
   decode: (_id, bytes) => Number(new TextDecoder().decode(bytes)),
@@ -141,6 +142,14 @@ async function startCluster(
             eventCodec: numberCodec,
             commandHandler: (_s, m) => Eff.persist(m.amount).thenReply(m.replyTo, (s) => s),
             eventHandler: (s, e) => s + e,
+          }),
+      });
+      sharding.init({
+        typeKey: Quiet,
+        tracing: false,
+        createBehavior: () =>
+          Behaviors.receiveMessage<Msg>((m) => {
+            m.replyTo.tell("quiet");
           }),
       });
       nodes.set(name, n);
@@ -255,6 +264,20 @@ async function entityOn(run: SimClusterRun, node: string, from: string): Promise
   }
   throw new Error(`no entity on ${node}`);
 }
+
+describe("tracing settings", () => {
+  it("refuses a malformed tracing option with a ConfigError naming the key", async () => {
+    const base = { systemName: "trace", port: 0 } as const;
+    for (const [tracing, key] of [
+      [{ enabled: "yes" }, "tracing.enabled"],
+      [{ enabled: true, tracerName: "" }, "tracing.tracerName"],
+      [true, "tracing"],
+    ] as const)
+      await expect(
+        ClusterNode.start({ ...base, tracing: tracing as unknown as TracingOptions }),
+      ).rejects.toMatchObject({ code: "CONFIG_INVALID", key });
+  });
+});
 
 describe("tracing (simulated cluster)", () => {
   it("one node: ask -> region -> shard -> handler, each span the parent of the next", {
@@ -417,6 +440,20 @@ describe("tracing (simulated cluster)", () => {
     await plainAsk(on, "a", "x");
     await plainAsk(on, "a", "x");
     expect(exporter.spans).toEqual([]);
+    // a type with `tracing: false` makes none on a tracing node
+    const quiet = await askIn(on, () =>
+      tracer().startActiveSpan("client", (span) =>
+        ClusterSharding.get(on.nodes.get("a") as ClusterNode)
+          .entityRefFor(Quiet, "q")
+          .ask((replyTo: ActorRef<string>) => ({ type: "ping", replyTo }), {
+            timeoutMs: ASK_TIMEOUT_MS,
+          })
+          .finally(() => span.end()),
+      ),
+    );
+    expect(quiet).toBe("quiet");
+    expect(exporter.spans.map((s) => s.name)).toEqual(["client"]);
+    exporter.reset();
     const off = await startCluster(["a"], undefined);
     await tracedAsk(off, "a", "x", (replyTo) => ({ type: "ping", replyTo }));
     expect(exporter.spans.map((s) => s.name)).toEqual(["client"]);

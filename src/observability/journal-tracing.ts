@@ -33,6 +33,7 @@ export function traceJournal(
 }
 
 class TracedJournal implements Journal {
+  /** Fenced writes pass through (docs/sharding.md, "Leases and fencing"). */
   readonly advanceFence?: (fence: WriteFence) => Promise<void>;
 
   constructor(
@@ -40,8 +41,8 @@ class TracedJournal implements Journal {
     private readonly tracing: Tracing,
     private readonly name: string,
   ) {
-    if (journal.advanceFence !== undefined)
-      this.advanceFence = (fence) => (journal.advanceFence as Journal["advanceFence"] & {})(fence);
+    const advance = journal.advanceFence?.bind(journal);
+    if (advance !== undefined) this.advanceFence = advance;
   }
 
   append(

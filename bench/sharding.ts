@@ -8,6 +8,14 @@
  *   metrics off and on (metricsOf(node) before init, one scrape at the end), in off/on
  *   pairs, each rate in messages per CPU second of this process (stable on a shared
  *   machine); median over the pairs of (off - on) / off in % (docs/observability.md).
+ * - remote.tracing.overhead.pct: tells from an EntityRef on one node to entities on another
+ *   (two nodes in this process, TCP on 127.0.0.1; the sender has no role, so every
+ *   message takes the remote hop), with `tracing: { enabled: true }` on both nodes but no
+ *   active span, vs tracing off; in both, a tracer provider and an AsyncLocalStorage
+ *   context manager are registered (what an application's SDK installs;
+ *   test/support/otel-memory.ts), so only shardkit's setting differs; off/on pairs as for the metrics, rates per CPU second
+ *   of this process (both nodes), median over the pairs of (off - on) / off in %
+ *   (docs/observability.md, "Tracing").
  * - sharding.activation.rate: one message each to 50 000 new entity ids; time until all
  *   have been created and have processed it (entities/s).
  * - sharding.idle.bytes: heapUsed delta (after gc) per idle entity, 100 000 entities of a
@@ -76,6 +84,7 @@ import {
 } from "../src/persistence/sqlite/sqlite-persistence.js";
 import { createNodeRuntime } from "../src/runtime/node/index.js";
 import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
+import { installMemoryTracing } from "../test/support/otel-memory.js";
 import { type BenchGroup, gc, hasGc, median, percentile, repeat, wants } from "./harness.js";
 import { FAST_PROFILE } from "./membership.js";
 
@@ -116,6 +125,10 @@ const TELL_BATCH = 50_000;
 /** Metrics overhead: off/on pairs and messages per run. */
 const METRICS_PAIRS = 6;
 const METRICS_TELL_TOTAL = 1_000_000;
+/** Tracing overhead: off/on pairs, messages per run, messages in flight at once. */
+const TRACING_PAIRS = 6;
+const TRACING_TELL_TOTAL = 300_000;
+const TRACING_TELL_BATCH = 5_000;
 const ACTIVATION_N = 50_000;
 const IDLE_N = 100_000;
 const IDLE_RUNS = 1;
@@ -359,6 +372,91 @@ async function metricsOverhead(): Promise<{ off: number; on: number; pct: number
     off.push(o);
     on.push(m);
     pct.push(((o - m) / o) * 100);
+  }
+  return { off: median(off), on: median(on), pct: median(pct) };
+}
+
+/**
+ * Remote tells (see remote.tracing.overhead.pct above): messages per CPU second of this
+ * process, with tracing enabled (no active span) or off on both nodes.
+ */
+async function remoteTell(tracing: boolean, total: number): Promise<number> {
+  const [pb, pa] = [await freePort(), await freePort()];
+  const start = (port: number, roles: string[]) =>
+    ClusterNode.start({
+      systemName: SYSTEM,
+      host: "127.0.0.1",
+      port,
+      seedNodes: [`127.0.0.1:${pb}`],
+      roles,
+      ...PROFILES.bench,
+      runtime: createNodeRuntime({ logLevel: "warn" }),
+      handleSignals: false,
+      ...(tracing ? { tracing: { enabled: true } } : {}),
+    });
+  const otel = installMemoryTracing();
+  const host = await start(pb, ["worker"]);
+  const sender = await start(pa, []);
+  try {
+    await waitUntil(
+      () =>
+        [host, sender].every(
+          (n) =>
+            n.cluster.state.members.length === 2 &&
+            n.cluster.state.members.every((m) => m.status === "up"),
+        ),
+      START_TIMEOUT_MS,
+      "two members up",
+    );
+    for (const n of [host, sender])
+      ClusterSharding.get(n).init({
+        typeKey: Key,
+        role: "worker",
+        numberOfShards: 100,
+        createBehavior: () => sharedBehavior,
+      });
+    const sharding = ClusterSharding.get(sender);
+    const refs: EntityRef<Msg>[] = [];
+    for (let i = 0; i < TELL_ENTITIES; i++) refs.push(sharding.entityRefFor(Key, `e-${i}`));
+    await Promise.all(
+      refs.map((r) =>
+        r.ask((replyTo: ActorRef<number>) => ({ t: "ping", replyTo }), {
+          timeoutMs: ASK_TIMEOUT_MS,
+        }),
+      ),
+    );
+    const msg: Msg = { t: "n" };
+    const base = processed;
+    const cpu0 = process.cpuUsage();
+    for (let sent = 0; sent < total; sent += TRACING_TELL_BATCH) {
+      for (let i = 0; i < TRACING_TELL_BATCH; i++)
+        (refs[i % TELL_ENTITIES] as EntityRef<Msg>).tell(msg);
+      await waitProcessed(base + sent + TRACING_TELL_BATCH);
+    }
+    const cpu = process.cpuUsage(cpu0);
+    if (otel.exporter.spans.length > 0) throw new Error("spans recorded without an active span");
+    return (total / (cpu.user + cpu.system)) * 1e6;
+  } finally {
+    await sender.system.terminate();
+    await host.system.terminate();
+    otel.uninstall();
+  }
+}
+
+/** Remote tells with tracing off and on (no active span), in pairs as metricsOverhead. */
+async function tracingOverhead(): Promise<{ off: number; on: number; pct: number }> {
+  const off: number[] = [];
+  const on: number[] = [];
+  const pct: number[] = [];
+  await remoteTell(false, TRACING_TELL_TOTAL); // warm-up
+  for (let i = 0; i < TRACING_PAIRS; i++) {
+    const first = i % 2 === 0;
+    const a = await remoteTell(!first, TRACING_TELL_TOTAL);
+    const b = await remoteTell(first, TRACING_TELL_TOTAL);
+    const [o, t] = first ? [a, b] : [b, a];
+    off.push(o);
+    on.push(t);
+    pct.push(((o - t) / o) * 100);
   }
   return { off: median(off), on: median(on), pct: median(pct) };
 }
@@ -987,6 +1085,15 @@ export const shardingGroup: BenchGroup = {
         value: Number(r.pct.toFixed(2)),
         unit: "%",
         note: `local tell, median over ${METRICS_PAIRS} off/on pairs; medians off ${Math.round(r.off)} vs on ${Math.round(r.on)} msg per CPU second`,
+      });
+    }
+    if (wants("remote.tracing")) {
+      const r = await tracingOverhead();
+      report({
+        metric: "remote.tracing.overhead.pct",
+        value: Number(r.pct.toFixed(2)),
+        unit: "%",
+        note: `remote tell (2 nodes, TCP), tracing enabled without an active span vs off, median over ${TRACING_PAIRS} off/on pairs; medians off ${Math.round(r.off)} vs on ${Math.round(r.on)} msg per CPU second`,
       });
     }
     if (wants("sharding.activation")) {

@@ -130,6 +130,7 @@ export {
   StartEntity,
 } from "./api/message-extractor.js";
 export type { DiscoveryOptions, ManagementOptions } from "./api/node-extensions.js";
+export type { TracingOptions } from "./api/otel-tracing.js";
 // Runtime ports and the real runtime
 export type { Disposable } from "./base/disposable.js";
 export {
@@ -244,6 +245,7 @@ export {
   PROMETHEUS_CONTENT_TYPE,
   prometheusText,
   SIZE_BUCKETS,
+  traceJournal,
   ValueSeries,
 } from "./observability/index.js";
 export { MemoryJournal, type MemoryJournalOptions } from "./persistence/memory/memory-journal.js";

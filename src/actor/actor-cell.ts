@@ -38,6 +38,7 @@ import {
   type InternalRef,
   isInternalRef,
   refKey,
+  ScopedMessage,
   type SystemMessage,
   type SystemServices,
 } from "./internal.js";
@@ -138,6 +139,12 @@ export class NotAChildError extends ShardkitError {
     });
   }
 }
+
+/**
+ * The scoped message whose handler is running (handlers run one at a time and
+ * synchronously, so one variable serves every cell; no field per actor).
+ */
+let handlingScoped: ScopedMessage | null = null;
 
 export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
   private flags = 0;
@@ -327,6 +334,14 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
       if (this.ext?.receiveTimeout === msg.rt) this.handle(msg.rt.message as M);
     } else if (msg instanceof TerminatedFire) {
       this.deliverTerminated(msg);
+    } else if (msg instanceof ScopedMessage) {
+      const outer = handlingScoped;
+      handlingScoped = msg;
+      try {
+        msg.run(() => this.invokeUser(msg.message as M));
+      } finally {
+        handlingScoped = outer;
+      }
     }
   }
 
@@ -665,8 +680,9 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
     if (q !== null) {
       for (let i = this.qHead; i < q.length; i++) {
         const m = q[i];
-        if (m instanceof InternalMessage || m === PoisonPill) continue;
-        this.core.deadLetter(m, this, "stopped");
+        if (m instanceof ScopedMessage) this.core.deadLetter(m.message, this, "stopped");
+        else if (m instanceof InternalMessage || m === PoisonPill) continue;
+        else this.core.deadLetter(m, this, "stopped");
       }
     }
     this.qHead = 0;
@@ -707,6 +723,12 @@ export class ActorCell<M = unknown> implements InternalRef<M>, ActorContext<M> {
     } else this.q = messages.concat(q.slice(this.qHead));
     if (this.q !== q) this.qHead = 0;
     this.reschedule();
+  }
+
+  /** StashHost: a message stashed while its scoped message is handled keeps its scope. */
+  scopeOf(message: unknown): unknown {
+    const s = handlingScoped;
+    return s !== null && s.message === message ? s : message;
   }
 
   deadLetterAll(messages: unknown[]): void {

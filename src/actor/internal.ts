@@ -54,6 +54,22 @@ export function refKey(ref: InternalRef): string {
 /** Base class of messages the cell injects into its own user mailbox. */
 export abstract class InternalMessage {}
 
+/**
+ * A user message delivered inside a scope (a trace span, cluster/sharding/traced-message.ts):
+ * the cell hands the behavior `message` from within `run`. Anywhere else a scoped message
+ * ends up (dead letters, unhandled) it stands for `message`.
+ */
+export abstract class ScopedMessage extends InternalMessage {
+  abstract readonly message: unknown;
+  /** Calls `deliver` (which runs the behavior on `message`) inside the scope. */
+  abstract run(deliver: () => void): void;
+}
+
+/** `message` without its scope (see ScopedMessage). */
+export function unscoped(message: unknown): unknown {
+  return message instanceof ScopedMessage ? message.message : message;
+}
+
 /** Pending asks of one system, as cells and reply refs use them (implemented in ask.ts). */
 export interface AskRegistrar {
   readonly pending: number;

@@ -9,6 +9,12 @@ export interface StashHost {
   readonly pathString: string;
   prependMessages(messages: unknown[]): void;
   deadLetterAll(messages: unknown[]): void;
+  /**
+   * What to keep for `message`: the message itself, or the scoped message it is being
+   * handled from (actor/internal.ts, ScopedMessage), so that it is handled in its scope
+   * again once unstashed.
+   */
+  scopeOf(message: unknown): unknown;
 }
 
 export class ActorStash<M> implements StashBuffer<M> {
@@ -22,7 +28,7 @@ export class ActorStash<M> implements StashBuffer<M> {
   stash(message: M): void {
     if (this.items.length >= this.capacity)
       throw new StashOverflowError(this.host.pathString, this.capacity);
-    this.items.push(message);
+    this.items.push(this.host.scopeOf(message) as M);
   }
 
   unstashAll(): void {

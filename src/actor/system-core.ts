@@ -14,7 +14,12 @@ import { AskRegistry } from "./ask.js";
 import { type ActorSystemView, Behaviors } from "./behavior.js";
 import { Dispatcher } from "./dispatcher.js";
 import { type DeadLetterReason, EventStream } from "./event-stream.js";
-import type { InternalRef, SystemMessage, SystemServices } from "./internal.js";
+import {
+  type InternalRef,
+  ScopedMessage,
+  type SystemMessage,
+  type SystemServices,
+} from "./internal.js";
 import type { ActorSettings } from "./settings.js";
 
 export class SystemCore implements SystemServices {
@@ -130,6 +135,10 @@ export class SystemCore implements SystemServices {
     reason: DeadLetterReason,
     cause?: unknown,
   ): void {
+    if (message instanceof ScopedMessage) {
+      this.deadLetter(message.message, recipient, reason, cause);
+      return;
+    }
     this.deadLetterCount++;
     const hasSubs = this.eventStream.hasSubscribers("DeadLetter");
     const now = this.clock.now();

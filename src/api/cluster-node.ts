@@ -28,6 +28,7 @@ import {
 } from "../core/shutdown/shutdown-settings.js";
 import type { Crypto } from "../ports/crypto.js";
 import type { Runtime } from "../ports/runtime.js";
+import type { Tracing } from "../ports/tracing.js";
 import type { Transport } from "../ports/transport.js";
 import type { SerializerRegistry } from "../protocol/serializer-registry.js";
 import { createNodeRuntime } from "../runtime/node/index.js";
@@ -43,6 +44,7 @@ import {
   type NodeExtensionKey,
   nodeExtension,
 } from "./node-extensions.js";
+import { loadTracing, type TracingOptions, validateTracingOptions } from "./otel-tracing.js";
 
 export interface ClusterNodeOptions extends Omit<ClusterOptions, "onSelfRemoved"> {
   /** Actor system (cluster) name; every member of a cluster uses the same. */
@@ -84,6 +86,13 @@ export interface ClusterNodeOptions extends Omit<ClusterOptions, "onSelfRemoved"
    * wins). See docs/sharding.md, "Leases and fencing".
    */
   readonly shardLeases?: ShardLeaseOption;
+  /**
+   * OpenTelemetry spans for entity messages sent on this node and their remote hops (the
+   * W3C trace context travels with a traced message only), through `@opentelemetry/api`,
+   * an optional peer dependency. Off unless `enabled`; a type's `tracing: false` turns it
+   * off for that type. See docs/observability.md, "Tracing".
+   */
+  readonly tracing?: TracingOptions;
 }
 
 /** Option keys served by node extensions, in start order. */
@@ -99,6 +108,8 @@ export class ClusterNode {
     private readonly logState?: MemberLogState,
     /** The node-wide shard lease setting (ClusterNodeOptions.shardLeases). */
     readonly shardLeases: ShardLeaseOption | undefined = undefined,
+    /** Spans of this node (ClusterNodeOptions.tracing); undefined: tracing is off. */
+    readonly tracing: Tracing | undefined = undefined,
   ) {}
 
   /** The last warnings and errors this node logged (at most RECENT_WARNINGS_MAX), oldest first. */
@@ -116,6 +127,7 @@ export class ClusterNode {
    */
   static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
     validateClusterNodeOptions(options);
+    const tracing = await loadTracing(options.tracing);
     // A custom transport means custom wiring (the simulator): no process signals, no
     // node:crypto nonces unless asked for.
     const real = options.transport === undefined;
@@ -167,6 +179,7 @@ export class ClusterNode {
         signals,
         logState,
         options.shardLeases,
+        tracing,
       );
       const started = node;
       for (const key of EXTENSION_KEYS)
@@ -223,6 +236,7 @@ export function validateClusterNodeOptions(options: ClusterNodeOptions): void {
     port: options.port ?? 2552,
   });
   resolveShutdownSettings(options.shutdown);
+  validateTracingOptions(options.tracing);
   if (options.discovery !== undefined) {
     if (options.management === undefined)
       throw new ConfigError(

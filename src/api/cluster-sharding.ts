@@ -30,7 +30,9 @@ import {
   type StartedShardingType,
   startShardingType,
 } from "../cluster/sharding/sharding-type.js";
+import { entityAttributes, SpanNames, TracedMessage } from "../cluster/sharding/traced-message.js";
 import type { SingletonHost } from "../cluster/singleton/cluster-singleton.js";
+import { type TraceContext, TraceSpanKind, type Tracing } from "../ports/tracing.js";
 import { EntityEnvelope, type RegionControl, type ShardHandOffView } from "../protocol/sharding.js";
 import { validatingRef } from "./entity-schema.js";
 import {
@@ -417,6 +419,7 @@ export class ClusterSharding {
         entityId,
         routing.shardOf(entityId),
         entry.region,
+        entry.tracing,
       );
     const region = entry.region as ActorRef<ShardingEnvelope<M>>;
     return {
@@ -445,9 +448,21 @@ class PreRoutedEntityRef<M> implements EntityRef<M> {
   readonly tell: (message: M) => void;
   readonly ask: <R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions) => Promise<R>;
 
-  constructor(typeName: string, entityId: string, shardId: string, region: ActorRef<unknown>) {
+  constructor(
+    typeName: string,
+    entityId: string,
+    shardId: string,
+    region: ActorRef<unknown>,
+    tracing: Tracing | undefined,
+  ) {
     this.typeName = typeName;
     this.entityId = entityId;
+    if (tracing !== undefined) {
+      const traced = tracedSends<M>(typeName, entityId, shardId, region, tracing);
+      this.tell = traced.tell;
+      this.ask = traced.ask;
+      return;
+    }
     this.tell = (message) => region.tell(new EntityEnvelope(shardId, entityId, message));
     this.ask = <R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions) =>
       ask(
@@ -456,6 +471,64 @@ class PreRoutedEntityRef<M> implements EntityRef<M> {
         options,
       );
   }
+}
+
+/**
+ * tell and ask of a traced type: when the caller runs inside a span, the message travels
+ * as a TracedMessage in a `shardkit.entity.tell` / `shardkit.entity.ask` span (the ask's
+ * ends when it is answered or fails); otherwise exactly the untraced send, after one
+ * look at the active context.
+ */
+function tracedSends<M>(
+  typeName: string,
+  entityId: string,
+  shardId: string,
+  region: ActorRef<unknown>,
+  tracing: Tracing,
+): Pick<EntityRef<M>, "tell" | "ask"> {
+  const attributes = entityAttributes(typeName, shardId, entityId);
+  const traced = (message: unknown, context: TraceContext) =>
+    new EntityEnvelope(shardId, entityId, new TracedMessage(message, context, tracing, attributes));
+  return {
+    tell: (message) => {
+      const parent = tracing.active();
+      if (parent === undefined || isStartEntity(message)) {
+        region.tell(new EntityEnvelope(shardId, entityId, message));
+        return;
+      }
+      const span = tracing.start(SpanNames.TELL, TraceSpanKind.PRODUCER, parent, attributes);
+      try {
+        region.tell(traced(message, span.context));
+      } finally {
+        span.end();
+      }
+    },
+    ask: <R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions) => {
+      const parent = tracing.active();
+      if (parent === undefined)
+        return ask(
+          region as ActorRef<EntityEnvelope>,
+          (replyTo: ActorRef<R>) => new EntityEnvelope(shardId, entityId, makeMessage(replyTo)),
+          options,
+        );
+      const span = tracing.start(SpanNames.ASK, TraceSpanKind.CLIENT, parent, attributes);
+      return ask(
+        region as ActorRef<EntityEnvelope>,
+        (replyTo: ActorRef<R>) => traced(makeMessage(replyTo), span.context),
+        options,
+      ).then(
+        (reply) => {
+          span.end();
+          return reply;
+        },
+        (error: unknown) => {
+          span.fail(error);
+          span.end();
+          throw error;
+        },
+      );
+    },
+  };
 }
 
 /** Routing of the classic style: the extractor names entity, shard and entity message. */

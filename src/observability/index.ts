@@ -8,6 +8,7 @@ import type { ClusterNode } from "../api/cluster-node.js";
 import { NodeMetrics } from "./node-metrics.js";
 
 export { instrumentJournal } from "./journal-metrics.js";
+export { JournalSpanAttributes, traceJournal } from "./journal-tracing.js";
 export {
   type Collector,
   DURATION_BUCKETS_SECONDS,

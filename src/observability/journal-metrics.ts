@@ -7,7 +7,7 @@
  */
 import { ShardkitError } from "../base/errors.js";
 import type { Clock } from "../ports/clock.js";
-import type { Journal, JournalEvent, PersistedEvent } from "../ports/journal.js";
+import type { Journal, JournalEvent, PersistedEvent, WriteFence } from "../ports/journal.js";
 import { type MetricsRegistry, SIZE_BUCKETS } from "./metrics-registry.js";
 
 const JOURNAL_METRICS = new WeakMap<MetricsRegistry, ReturnType<typeof defineJournalMetrics>>();
@@ -64,12 +64,20 @@ export function instrumentJournal(
   const batchSize = metrics.batchSize.labels(labels);
   const recoverySeconds = metrics.recoverySeconds.labels(labels);
   const conflicts = metrics.conflicts.labels(labels);
+  const advanceFence = journal.advanceFence?.bind(journal);
   return {
-    async append(persistenceId: string, expectedSeqNr: number, events: readonly JournalEvent[]) {
+    // fenced writes pass through (docs/sharding.md, "Leases and fencing")
+    ...(advanceFence === undefined ? {} : { advanceFence }),
+    async append(
+      persistenceId: string,
+      expectedSeqNr: number,
+      events: readonly JournalEvent[],
+      fence?: WriteFence,
+    ) {
       const start = clock.now();
       batchSize.observe(events.length);
       try {
-        await journal.append(persistenceId, expectedSeqNr, events);
+        await journal.append(persistenceId, expectedSeqNr, events, fence);
       } catch (error) {
         const code = error instanceof ShardkitError ? error.code : "UNKNOWN";
         metrics.failures.labels({ journal: name, code }).inc();

@@ -44,3 +44,17 @@ export async function importPeerDependency<T>(packageName: string, feature: stri
     throw error;
   }
 }
+
+/**
+ * Imports an optional peer dependency's module namespace (its named exports).
+ * @throws MissingPeerDependencyError when the package is not installed.
+ */
+export async function importPeerModule<T>(packageName: string, feature: string): Promise<T> {
+  try {
+    return (await import(packageName)) as T;
+  } catch (error) {
+    if (isModuleNotFound(error, packageName))
+      throw new MissingPeerDependencyError(packageName, feature, error);
+    throw error;
+  }
+}

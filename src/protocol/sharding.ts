@@ -17,6 +17,8 @@
  * they never throw.
  */
 
+import { isTraceState, parseTraceParent, type W3CTraceContext } from "./trace-context.js";
+
 /** Opaque identifier of a shard region or proxy (how the driver addresses it). */
 export type RegionId = string;
 
@@ -319,7 +321,57 @@ export const EntityEnvelopeWire = {
     if (typeof shardId !== "string" || typeof entityId !== "string") return undefined;
     return new EntityEnvelope(shardId, entityId, message);
   },
+  /**
+   * The traced form of a forward (see {@link TracedForwardWire}); sent instead of the
+   * 4-tuple only when the message is traced, so untraced traffic has not one byte more.
+   */
+  encodeTraced(envelope: EntityEnvelope, trace: W3CTraceContext): TracedForwardWire {
+    const fwd: TracedForwardWire[typeof FORWARD_TAG] =
+      trace.tracestate === undefined
+        ? [envelope.shardId, trace.traceparent]
+        : [envelope.shardId, trace.traceparent, trace.tracestate];
+    return { entityId: envelope.entityId, message: envelope.message, [FORWARD_TAG]: fwd };
+  },
+  /**
+   * The envelope and trace context of a received traced forward, or undefined when
+   * `value` is not one. A malformed trace context is dropped (`trace` undefined): the
+   * message still goes to its entity, untraced.
+   */
+  decodeTraced(
+    value: unknown,
+  ):
+    | { readonly envelope: EntityEnvelope; readonly trace: W3CTraceContext | undefined }
+    | undefined {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+    const fwd = (value as { [FORWARD_TAG]?: unknown })[FORWARD_TAG];
+    if (!Array.isArray(fwd) || fwd.length < 2) return undefined;
+    const { entityId, message } = value as { entityId?: unknown; message?: unknown };
+    const [shardId, traceparent, tracestate] = fwd as unknown[];
+    if (typeof shardId !== "string" || typeof entityId !== "string") return undefined;
+    const envelope = new EntityEnvelope(shardId, entityId, message);
+    if (parseTraceParent(traceparent) === undefined) return { envelope, trace: undefined };
+    const trace: W3CTraceContext = isTraceState(tracestate)
+      ? { traceparent: traceparent as string, tracestate }
+      : { traceparent: traceparent as string };
+    return { envelope, trace };
+  },
 };
+
+/**
+ * The wire form of a traced forward: a ShardingEnvelope (`{ entityId, message }`) plus
+ * the key `"shardkit.fwd"` holding `[shard, traceparent, tracestate?]`. A member of a
+ * version without tracing does not know the key and routes the value as the
+ * ShardingEnvelope it also is: an `init` type (hash routing) finds the same shard and
+ * delivers the message untraced, nothing is refused (docs/observability.md, "Rolling
+ * upgrades").
+ */
+export interface TracedForwardWire {
+  readonly entityId: string;
+  readonly message: unknown;
+  readonly [FORWARD_TAG]:
+    | readonly [shard: ShardId, traceparent: string]
+    | readonly [shard: ShardId, traceparent: string, tracestate: string];
+}
 
 // ---- driver messages -----------------------------------------------------------------------
 //

@@ -409,6 +409,7 @@ describe("public API surface", () => {
         "SystemTerminatedError",
         "ThresholdRebalanceSettings",
         "TimerScheduler",
+        "TracingOptions",
         "TransportError",
         "UnhandledMessage",
         "UnknownManifestError",
@@ -440,6 +441,7 @@ describe("public API surface", () => {
         "persistenceIdOf",
         "prometheusText",
         "thresholdStrategy",
+        "traceJournal",
       ]
     `);
   });

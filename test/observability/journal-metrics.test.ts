@@ -1,13 +1,18 @@
 /**
  * instrumentJournal: appends are timed and their batch sizes recorded, a sequence-number
  * conflict counts as a failure and a conflict, replay reads are timed, and the wrapped
- * journal behaves exactly like the journal (results and errors pass through).
+ * journal behaves exactly like the journal (results and errors pass through). It and
+ * traceJournal keep fenced writes working (fence and advanceFence pass through).
  */
+
+import * as otel from "@opentelemetry/api";
 import { describe, expect, it } from "vitest";
+import { otelTracing } from "../../src/api/otel-tracing.js";
 import {
   instrumentJournal,
   MetricsRegistry,
   prometheusText,
+  traceJournal,
 } from "../../src/observability/index.js";
 import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
 import type { Clock } from "../../src/ports/clock.js";
@@ -45,4 +50,23 @@ describe("instrumentJournal", () => {
       'shardkit_journal_write_duration_seconds_count{journal="audit"} 1',
     );
   });
+});
+
+describe("journal wrappers and fencing", () => {
+  const clock: Clock = { now: () => 0 };
+  const wrappers = {
+    instrumentJournal: (j: MemoryJournal) => instrumentJournal(j, new MetricsRegistry(), clock),
+    traceJournal: (j: MemoryJournal) => traceJournal(j, { tracing: otelTracing(otel) }),
+  };
+  for (const [name, wrap] of Object.entries(wrappers))
+    it(`${name}: a write with an older fencing token is refused`, { timeout: 5_000 }, async () => {
+      const j = wrap(new MemoryJournal());
+      expect(j.advanceFence).toBeTypeOf("function");
+      await j.advanceFence?.({ key: "Cart/1", token: 2 });
+      await expect(j.append("p", 1, [ev(1)], { key: "Cart/1", token: 1 })).rejects.toMatchObject({
+        code: "FENCED_WRITE",
+      });
+      await j.append("p", 1, [ev(1)], { key: "Cart/1", token: 2 });
+      expect(await j.highestSequenceNr("p")).toBe(1);
+    });
 });

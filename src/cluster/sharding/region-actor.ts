@@ -20,6 +20,7 @@ import type { ShardLeaseSettings } from "../../core/shard/shard-lease-machine.js
 import type { ShardSettings } from "../../core/shard/shard-settings.js";
 import type { Journal } from "../../ports/journal.js";
 import type { LeaseStore } from "../../ports/lease.js";
+import { TraceSpanKind, type Tracing } from "../../ports/tracing.js";
 import {
   EntityEnvelope,
   EntityEnvelopeWire,
@@ -45,6 +46,7 @@ import {
 import { type EntityContext, type ShardRememberOptions, shardBehavior } from "./shard-actor.js";
 import type { ShardLifecycle } from "./sharding-lifecycle.js";
 import { ActorIdRefs, actorIdOf, splitActorId } from "./sharding-messages.js";
+import { entityAttributes, SpanAttributes, SpanNames, TracedMessage } from "./traced-message.js";
 
 export interface RegionActorOptions {
   readonly typeName: string;
@@ -81,6 +83,12 @@ export interface RegionActorOptions {
   };
   /** Membership: regions on removed members are forgotten (their shards move). */
   readonly cluster: Cluster;
+  /**
+   * Tracing (docs/observability.md, "Tracing"): traced messages get region and forward
+   * spans, and traced forwards from other members continue their trace. Undefined: off
+   * (a traced forward received is delivered untraced).
+   */
+  readonly tracing?: Tracing;
 }
 
 export type { RegionControl, RegionState };
@@ -156,6 +164,7 @@ class RegionDriver {
     const forwarded = EntityEnvelopeWire.decode(m);
     if (forwarded !== undefined) this.deliverChecked(forwarded);
     else if (isRegionMsg(m)) dispatch(this.handlers, m);
+    else if (this.receiveTraced(m)) return;
     else {
       const envelope = this.options.route(m);
       if (envelope === undefined) this.ctx.system.core.unhandled(m, this.ctx.self as never);
@@ -163,9 +172,63 @@ class RegionDriver {
     }
   }
 
-  /** deliver, after the type's schema check when it has one (see checkInbound). */
-  private deliverChecked(envelope: EntityEnvelope): void {
+  /**
+   * A traced forward from another member (EntityEnvelopeWire.decodeTraced): delivered
+   * like a forward, in a span continuing the sender's trace when tracing is on here.
+   * False when `m` is not one.
+   */
+  private receiveTraced(m: unknown): boolean {
+    const traced = EntityEnvelopeWire.decodeTraced(m);
+    if (traced === undefined) return false;
+    const { tracing, typeName } = this.options;
+    const parent =
+      tracing === undefined || traced.trace === undefined
+        ? undefined
+        : tracing.extract(traced.trace);
+    const { envelope } = traced;
+    this.deliverChecked(
+      envelope,
+      parent === undefined || tracing === undefined
+        ? undefined
+        : (message) =>
+            new TracedMessage(
+              message,
+              parent,
+              tracing,
+              entityAttributes(typeName, envelope.shardId, envelope.entityId),
+              true,
+            ),
+    );
+    return true;
+  }
+
+  /**
+   * deliver, after the type's schema check when it has one (see checkInbound); `wrap`
+   * makes the checked message a traced one.
+   */
+  private deliverChecked(
+    envelope: EntityEnvelope,
+    wrap?: (message: unknown) => TracedMessage,
+  ): void {
     const check = this.options.checkInbound;
+    if (wrap !== undefined) {
+      let message = envelope.message;
+      if (check !== undefined && !isStartEntity(message)) {
+        try {
+          message = check(message);
+        } catch (error) {
+          this.ctx.system.core.deadLetter(
+            message,
+            this.ctx.self as never,
+            "invalid-message",
+            error,
+          );
+          return;
+        }
+      }
+      this.deliver(new EntityEnvelope(envelope.shardId, envelope.entityId, wrap(message)));
+      return;
+    }
     if (check === undefined || isStartEntity(envelope.message)) {
       this.deliver(envelope);
       return;
@@ -191,6 +254,35 @@ class RegionDriver {
    * what the local shard gets.
    */
   private deliver(envelope: EntityEnvelope): void {
+    const m = envelope.message;
+    if (m instanceof TracedMessage) {
+      this.deliverTraced(envelope, m);
+      return;
+    }
+    this.deliverRouted(envelope);
+  }
+
+  /** deliver in a `shardkit.region.route` span (a child of the message's context). */
+  private deliverTraced(envelope: EntityEnvelope, m: TracedMessage): void {
+    const span = m.enter(
+      SpanNames.REGION,
+      m.received ? TraceSpanKind.CONSUMER : TraceSpanKind.INTERNAL,
+    );
+    m.received = false;
+    span.setAttribute(SpanAttributes.MEMBER, this.options.member);
+    const to = this.machine.route(envelope.shardId);
+    span.setAttribute(
+      SpanAttributes.ROUTE,
+      to === undefined ? "buffer" : to === this.selfId ? "local" : "forward",
+    );
+    try {
+      this.deliverRouted(envelope);
+    } finally {
+      span.end();
+    }
+  }
+
+  private deliverRouted(envelope: EntityEnvelope): void {
     const to = this.machine.route(envelope.shardId);
     if (to === this.selfId) {
       const ref = this.shardRefs.get(envelope.shardId);
@@ -212,9 +304,42 @@ class RegionDriver {
   }
 
   private forward(region: string, envelope: EntityEnvelope): void {
-    (this.refOf(region) as ActorRef<unknown> | undefined)?.tell(
-      EntityEnvelopeWire.encode(envelope),
+    const ref = this.refOf(region) as ActorRef<unknown> | undefined;
+    if (ref === undefined) return;
+    const m = envelope.message;
+    if (m instanceof TracedMessage) this.forwardTraced(ref, region, envelope, m);
+    else ref.tell(EntityEnvelopeWire.encode(envelope));
+  }
+
+  /**
+   * The remote hop of a traced message: a `shardkit.region.forward` span whose W3C
+   * context travels with the message (the traced wire form, protocol/sharding.ts).
+   */
+  private forwardTraced(
+    ref: ActorRef<unknown>,
+    region: string,
+    envelope: EntityEnvelope,
+    m: TracedMessage,
+  ): void {
+    const span = m.tracing.start(
+      SpanNames.FORWARD,
+      TraceSpanKind.PRODUCER,
+      m.context,
+      m.attributes,
     );
+    span.setAttribute(SpanAttributes.TARGET_REGION, region);
+    span.setAttribute(SpanAttributes.MEMBER, this.options.member);
+    try {
+      const untraced = new EntityEnvelope(envelope.shardId, envelope.entityId, m.message);
+      const trace = m.tracing.inject(span.context);
+      ref.tell(
+        trace === undefined
+          ? EntityEnvelopeWire.encode(untraced)
+          : EntityEnvelopeWire.encodeTraced(untraced, trace),
+      );
+    } finally {
+      span.end();
+    }
   }
 
   private refOf(id: string): ActorRef<ShardingMsg> | undefined {

@@ -34,6 +34,7 @@ import {
   timerPerformers,
 } from "./machine-driver.js";
 import type { ShardLifecycle } from "./sharding-lifecycle.js";
+import { SpanAttributes, SpanNames, TracedMessage } from "./traced-message.js";
 
 /** What an entity's behavior factory gets. */
 export interface EntityContext {
@@ -191,6 +192,11 @@ class ShardDriver {
   /** Handles one command; true when the actor must stop now. */
   receive(m: ShardCommand): boolean {
     if (m instanceof EntityEnvelope) {
+      const message = m.message;
+      if (message instanceof TracedMessage) {
+        this.deliverTraced(m, message);
+        return false;
+      }
       // StartEntity starts the entity without a message for it.
       if (isStartEntity(m.message))
         this.driver.feed({ type: "start-entity", entityId: m.entityId });
@@ -202,6 +208,25 @@ class ShardDriver {
     }
     dispatch(this.handlers, m);
     return this.stopNow;
+  }
+
+  /**
+   * An entity message in a `shardkit.shard.deliver` span; the entity's handler span
+   * follows in the entity's cell (traced-message.ts).
+   */
+  private deliverTraced(m: EntityEnvelope, message: TracedMessage): void {
+    const span = message.enter(SpanNames.SHARD);
+    try {
+      if (this.machine.deliverToActive(m.entityId, this.ctx.now())) {
+        span.setAttribute(SpanAttributes.DELIVERY, "active");
+        this.entities.tell(m.entityId, message);
+      } else {
+        span.setAttribute(SpanAttributes.DELIVERY, "start");
+        this.driver.feed({ type: "deliver", entityId: m.entityId, message });
+      }
+    } finally {
+      span.end();
+    }
   }
 
   onEntityTerminated(childName: string, failed: boolean): void {

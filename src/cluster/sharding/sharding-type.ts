@@ -33,6 +33,7 @@ import type { Journal } from "../../ports/journal.js";
 import type { LeaseStore } from "../../ports/lease.js";
 import type { RememberEntitiesStore } from "../../ports/remember-entities-store.js";
 import type { SnapshotStore } from "../../ports/snapshot-store.js";
+import type { Tracing } from "../../ports/tracing.js";
 import {
   EntityEnvelope,
   isStartEntity,
@@ -138,6 +139,11 @@ export interface ShardingTypeOptions<M> extends ShardingStoreOptions {
    * new home cannot start them before their lease expired.
    */
   readonly lease?: ShardLeaseOption;
+  /**
+   * false: no spans for this type's messages even when the node traces
+   * (ClusterNodeOptions.tracing; docs/observability.md, "Tracing"). Default true.
+   */
+  readonly tracing?: boolean;
 }
 
 /** How a type finds the shard and entity of a message. */
@@ -203,6 +209,8 @@ export interface ShardingTypeSpec {
   readonly removalMarginMs: number;
   /** Shard leases, resolved (undefined: off). */
   readonly lease: ResolvedShardLease | undefined;
+  /** false: this type is not traced (ShardingTypeOptions.tracing). */
+  readonly tracing: boolean;
 }
 
 /** A type's shard leases, every setting resolved. */
@@ -249,6 +257,8 @@ export function resolveShardingTypeSpec(
   const stores = resolveShardingStores(input.typeName, input, input.settings, now);
   const removalMarginMs = shardRemovalMarginOf(cluster);
   const lease = resolveShardLease(input.lease, input.persistence);
+  if (input.tracing !== undefined && typeof input.tracing !== "boolean")
+    throw new ConfigError("tracing", input.tracing, "a boolean");
   const { rememberEntities } = stores;
   return {
     typeName: input.typeName,
@@ -261,6 +271,7 @@ export function resolveShardingTypeSpec(
     handOffStopMessage: input.handOffStopMessage,
     allocationStrategy: input.allocationStrategy ?? leastShardStrategy(),
     lifecycle: input.lifecycle,
+    tracing: input.tracing !== false,
     settings: {
       coordinator: resolveCoordinatorSettings({
         // a new coordinator rebuilds its table from the live regions: it must not start
@@ -394,6 +405,8 @@ export interface StartedShardingType {
   readonly spec: ShardingTypeSpec;
   readonly region: ActorRef<unknown>;
   readonly coordinator: ActorRef<ShardingMsg>;
+  /** Spans for this type's messages (undefined: not traced). */
+  readonly tracing: Tracing | undefined;
 }
 
 /**
@@ -434,6 +447,8 @@ export function startShardingType(
       });
   const member = uniqueAddressToString(cluster.self);
   const { rememberStore } = stores;
+  // the node's tracing (ClusterNode.tracing), unless the type turns it off
+  const tracing = spec.tracing ? (host as { readonly tracing?: Tracing }).tracing : undefined;
   const region = system.core.systemGuardian.spawnChild(
     regionBehavior({
       typeName: name,
@@ -455,12 +470,13 @@ export function startShardingType(
           : { typeName: name, store: rememberStore, shardOf: spec.routing.shardOf },
       lifecycle: bindShardLifecycle(spec.lifecycle, name, member),
       lease: spec.lease,
+      ...(tracing === undefined ? {} : { tracing }),
     }),
     `sharding-${name}`,
     undefined,
   );
   installShutdown(host, name, region as ActorRef<RegionControl>);
-  return { spec, region, coordinator };
+  return { spec, region, coordinator, tracing };
 }
 
 /**

@@ -126,7 +126,8 @@ describe("default msgpackr serializer", () => {
     const registry = new SerializerRegistry();
     fc.assert(
       fc.property(
-        fc.jsonValue().filter((v) => !containsNegativeZero(v)),
+        // -0 is not JSON; a `__proto__` key is refused with a typed error (tested below)
+        fc.jsonValue().filter((v) => !containsNegativeZero(v) && !containsProtoKey(v)),
         (v) => {
           expect(roundTrip(v, registry)).toStrictEqual(v);
         },
@@ -140,6 +141,13 @@ function containsNegativeZero(v: unknown): boolean {
   if (Object.is(v, -0)) return true;
   if (Array.isArray(v)) return v.some(containsNegativeZero);
   if (v !== null && typeof v === "object") return Object.values(v).some(containsNegativeZero);
+  return false;
+}
+
+function containsProtoKey(v: unknown): boolean {
+  if (Array.isArray(v)) return v.some(containsProtoKey);
+  if (v !== null && typeof v === "object")
+    return Object.keys(v).includes("__proto__") || Object.values(v).some(containsProtoKey);
   return false;
 }
 

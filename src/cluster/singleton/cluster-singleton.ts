@@ -241,7 +241,8 @@ class SingletonManagerDriver<M> {
         lease
           ?.acquire(() => ctx.self.tell({ type: "shardkit.singleton.lease-lost" }))
           .then(
-            (ok) => ctx.self.tell({ type: "shardkit.singleton.lease-result", ok }),
+            // Boolean(): a lease that answers a truthy non-boolean still counts as held.
+            (ok) => ctx.self.tell({ type: "shardkit.singleton.lease-result", ok: Boolean(ok) }),
             () => ctx.self.tell({ type: "shardkit.singleton.lease-result", ok: false }),
           ),
       "release-lease": () => void lease?.release().catch(() => false),

@@ -29,6 +29,11 @@
  *    `fence`: another node holds the shard's lease now; nothing was written) stops the
  *    entity for good, whatever the backoff settings: it must not fight the other writer.
  *
+ * Shape (docs/architecture.md, "One driver shape"): the decisions of these steps are
+ * pure functions in event-sourced-decisions.ts; one EventSourcedDriver per incarnation
+ * performs them, with a handler table for the journal's and stores' results and a table
+ * for an effect's side effects.
+ *
  * The behavior uses the actor's own stash for its buffering; the command handler
  * stashes through `Effect.stash()` instead of `ctx.stash`. Do not spawn it with
  * `allowConcurrentAsync` (it does not await in handlers, so this only matters for

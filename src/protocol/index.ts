@@ -39,6 +39,7 @@ export {
 export * from "./serialization.js";
 export * from "./serializer-registry.js";
 export * from "./sharding.js";
+export * from "./singleton.js";
 export * from "./system-message.js";
 export * from "./user-envelope.js";
 export * from "./user-envelope-reader.js";

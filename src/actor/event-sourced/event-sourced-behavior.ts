@@ -29,6 +29,11 @@
  *    `fence`: another node holds the shard's lease now; nothing was written) stops the
  *    entity for good, whatever the backoff settings: it must not fight the other writer.
  *
+ * Shape (docs/architecture.md, "One driver shape"): the decisions of these steps are
+ * pure functions in event-sourced-decisions.ts; one EventSourcedDriver per incarnation
+ * performs them, with a handler table for the journal's and stores' results and a table
+ * for an effect's side effects.
+ *
  * The behavior uses the actor's own stash for its buffering; the command handler
  * stashes through `Effect.stash()` instead of `ctx.stash`. Do not spawn it with
  * `allowConcurrentAsync` (it does not await in handlers, so this only matters for
@@ -36,24 +41,29 @@
  */
 import { ConfigError, StashOverflowError } from "../../base/errors.js";
 import { type Schema, validateSync } from "../../base/schema.js";
-import {
-  FencedWriteError,
-  type Journal,
-  JournalConflictError,
-  type JournalEvent,
-  type WriteFence,
-} from "../../ports/journal.js";
+import type { Journal, WriteFence } from "../../ports/journal.js";
 import type { SnapshotStore } from "../../ports/snapshot-store.js";
 import type { ActorContext } from "../actor-context.js";
 import { PoisonPill } from "../actor-ref.js";
-import { type Behavior, Behaviors } from "../behavior.js";
+import { type Behavior, Behaviors, type StashBuffer } from "../behavior.js";
+import { dispatch, type Handlers } from "../machine-driver.js";
+import type { Signal } from "../signals.js";
 import { type BackoffOptions, SupervisorStrategy } from "../supervision.js";
-import type { Effect } from "./effect.js";
+import type { Effect, SideEffect } from "./effect.js";
 import {
   EventSourcedPersistError,
   EventSourcedRecoveryError,
   EventValidationError,
 } from "./errors.js";
+import {
+  admitCommand,
+  type EventSourcedPhase,
+  effectPlan,
+  journalEventsOf,
+  persistFailureVerdict,
+  poisonPillDecision,
+  snapshotDue,
+} from "./event-sourced-decisions.js";
 
 /** Turns events (or snapshots) into the `{ serializerId, bytes }` the stores keep, and back. */
 export interface EventCodec<T> {
@@ -118,17 +128,23 @@ export const defaultEventSourcedBackoff: BackoffOptions = Object.freeze({
   randomFactor: 0.2,
 });
 
-/** Self-messages of the behavior; never visible to the command handler. */
+/** What an incarnation tells itself (results of the journal and stores). */
+type EsSignalBody =
+  | { readonly type: "recovered"; readonly state: unknown; readonly seqNr: number }
+  | { readonly type: "recovery-failed"; readonly error: unknown }
+  | { readonly type: "persisted" }
+  | { readonly type: "persist-failed"; readonly error: unknown }
+  | { readonly type: "snapshot-failed"; readonly seqNr: number; readonly error: unknown }
+  | { readonly type: "snapshot-saved" };
+
+/**
+ * Self-messages of the behavior; never visible to the command handler. `incarnation`
+ * tells a result of the current incarnation from one of an earlier one (dropped).
+ */
 class EsSignal {
   constructor(
     readonly incarnation: object,
-    readonly body:
-      | { readonly k: "recovered"; readonly state: unknown; readonly seqNr: number }
-      | { readonly k: "recovery-failed"; readonly error: unknown }
-      | { readonly k: "persisted" }
-      | { readonly k: "persist-failed"; readonly error: unknown }
-      | { readonly k: "snapshot-failed"; readonly seqNr: number; readonly error: unknown }
-      | { readonly k: "snapshot-saved" },
+    readonly body: EsSignalBody,
   ) {}
 }
 
@@ -167,226 +183,280 @@ export const EventSourcedBehavior = {
       },
     );
     return Behaviors.supervise(
-      Behaviors.setup<C | EsSignal>((ctx) => incarnation(o, ctx)),
+      Behaviors.setup<C | EsSignal>((ctx) => new EventSourcedDriver(o, ctx).behavior()),
       strategy,
     ) as Behavior<C>;
   },
 } as const;
 
-/** One incarnation: state in this closure, recreated on every restart. */
-function incarnation<C, E, S>(
-  o: EventSourcedOptions<C, E, S>,
-  ctx: ActorContext<C | EsSignal>,
-): Behavior<C | EsSignal> {
-  const pid = o.persistenceId;
-  const userCtx = ctx as unknown as ActorContext<C>;
-  const token = {};
-  const now = o.timestampMs ?? (() => Math.floor(ctx.now()));
-  const snapshotting = o.snapshots !== undefined && o.snapshotCodec !== undefined;
-  const stash = ctx.stash;
-  const recoveryStashMax = Math.min(o.recoveryStashMax ?? stash.capacity, stash.capacity);
+type Next<C> = Behavior<C | EsSignal>;
 
-  let state = o.emptyState;
-  let seqNr = 0;
-  let recovering = true;
-  let inFlight: InFlight<E, S> | null = null;
+/** One performer per side-effect kind; each answers whether the entity stops afterwards. */
+type SideEffectPerformers<S> = {
+  readonly [K in SideEffect<S>["k"]]: (se: Extract<SideEffect<S>, { readonly k: K }>) => boolean;
+};
+
+/**
+ * One incarnation of an event-sourced entity (the module comment's lifecycle), recreated
+ * on every restart. What a command, a PoisonPill, an effect or a failed append does is
+ * decided in event-sourced-decisions.ts; this driver performs it with the actor's stash,
+ * the journal and the snapshot store. Results of the journal and stores come back as
+ * EsSignal bodies through the `signals` table; an effect's side effects run through the
+ * `sideEffects` table (docs/architecture.md, "One driver shape").
+ */
+class EventSourcedDriver<C, E, S> {
+  private readonly pid: string;
+  private readonly userCtx: ActorContext<C>;
+  private readonly token = {};
+  private readonly now: () => number;
+  private readonly snapshotting: boolean;
+  private readonly stash: StashBuffer<C | EsSignal>;
+  private readonly recoveryStashMax: number;
+  private readonly signals: Handlers<EsSignalBody, Next<C>>;
+  private readonly sideEffects: SideEffectPerformers<S>;
+  private state: S;
+  private seqNr = 0;
+  private phase: EventSourcedPhase = "recovering";
+  private inFlight: InFlight<E, S> | null = null;
   /** Commands set aside by Effect.stash(). */
-  let userStash: C[] = [];
+  private userStash: C[] = [];
   /** A PoisonPill came while the stash was full: stop at the next idle point. */
-  let stopWhenIdle = false;
+  private stopWhenIdle = false;
 
-  const send = (body: EsSignal["body"]) => new EsSignal(token, body);
-
-  ctx.pipeToSelf(recover(o), (r) =>
-    r.ok
-      ? send({ k: "recovered", state: r.value.state, seqNr: r.value.seqNr })
-      : send({ k: "recovery-failed", error: r.error }),
-  );
-
-  /** Puts user-stashed commands in front of the mailbox (ctx.stash must be empty). */
-  function unstashUser(): void {
-    if (userStash.length === 0) return;
-    const items = userStash;
-    userStash = [];
-    for (const m of items) stash.stash(m);
-    stash.unstashAll();
-  }
-
-  /** Before a restart: keep every buffered command (user-stashed first) in the mailbox. */
-  function flushForRestart(): void {
-    stash.unstashAll();
-    unstashUser();
-  }
-
-  function runSideEffects(effect: Effect<E, S>): Behavior<C | EsSignal> {
-    let stop = false;
-    for (const se of effect.sideEffects) {
-      switch (se.k) {
-        case "reply":
-          se.ref.tell(se.make(state));
-          break;
-        case "run":
-          se.fn(state);
-          break;
-        case "unstashAll":
-          unstashUser();
-          break;
-        case "stop":
-          stop = true;
-          break;
-      }
-    }
-    return stop ? Behaviors.stopped : Behaviors.same;
-  }
-
-  function handleCommand(command: C): Behavior<C | EsSignal> {
-    const effect = o.commandHandler(state, command, userCtx);
-    if (effect.kind === "unhandled") return Behaviors.unhandled;
-    if (effect.kind === "stash") {
-      if (userStash.length >= stash.capacity)
-        throw new StashOverflowError(ctx.path.toString(), stash.capacity);
-      userStash.push(command);
-      return Behaviors.same;
-    }
-    if (effect.events.length === 0) return runSideEffects(effect);
-    const firstSeqNr = seqNr + 1;
-    const ts = now();
-    const events: JournalEvent[] = effect.events.map((e) => {
-      const { serializerId, bytes } = o.eventCodec.encode(e);
-      const tags = o.tagger?.(e);
-      return tags === undefined
-        ? { serializerId, bytes, timestampMs: ts }
-        : { serializerId, bytes, tags, timestampMs: ts };
-    });
-    inFlight = { effect, firstSeqNr };
-    ctx.pipeToSelf(o.journal.append(pid, firstSeqNr, events, o.fence), (r) =>
-      r.ok ? send({ k: "persisted" }) : send({ k: "persist-failed", error: r.error }),
+  constructor(
+    private readonly o: EventSourcedOptions<C, E, S>,
+    private readonly ctx: ActorContext<C | EsSignal>,
+  ) {
+    this.pid = o.persistenceId;
+    this.userCtx = ctx as unknown as ActorContext<C>;
+    this.now = o.timestampMs ?? (() => Math.floor(ctx.now()));
+    this.snapshotting = o.snapshots !== undefined && o.snapshotCodec !== undefined;
+    this.stash = ctx.stash;
+    this.recoveryStashMax = Math.min(
+      o.recoveryStashMax ?? this.stash.capacity,
+      this.stash.capacity,
     );
-    return Behaviors.same;
-  }
-
-  function onPersisted(): Behavior<C | EsSignal> {
-    const { effect, firstSeqNr } = inFlight as InFlight<E, S>;
-    inFlight = null;
-    const before = seqNr;
-    for (const e of effect.events) state = o.eventHandler(state, e);
-    seqNr = firstSeqNr + effect.events.length - 1;
-    const every = o.snapshotAfter;
-    if (
-      snapshotting &&
-      every !== undefined &&
-      Math.floor(seqNr / every) > Math.floor(before / every)
-    )
-      saveSnapshot();
-    stash.unstashAll();
-    const next = runSideEffects(effect);
-    return stopWhenIdle ? Behaviors.stopped : next;
-  }
-
-  /** PoisonPill: stop now when idle, else wait in the stash (in order) like a command. */
-  function onPoisonPill(): Behavior<C | EsSignal> {
-    if (!recovering && inFlight === null) return Behaviors.stopped;
-    if (stash.isFull) stopWhenIdle = true;
-    else stash.stash(PoisonPill as unknown as C);
-    return Behaviors.same;
-  }
-
-  function saveSnapshot(): void {
-    const at = seqNr;
-    const payload = (o.snapshotCodec as SnapshotCodec<S>).encode(state);
-    ctx.pipeToSelf((o.snapshots as SnapshotStore).save(pid, at, now(), payload), (r) =>
+    this.state = o.emptyState;
+    this.signals = this.signalHandlers();
+    this.sideEffects = this.sideEffectPerformers();
+    ctx.pipeToSelf(recover(o), (r) =>
       r.ok
-        ? send({ k: "snapshot-saved" })
-        : send({ k: "snapshot-failed", seqNr: at, error: r.error }),
+        ? this.signal({ type: "recovered", state: r.value.state, seqNr: r.value.seqNr })
+        : this.signal({ type: "recovery-failed", error: r.error }),
     );
   }
 
-  function onSignal(s: EsSignal): Behavior<C | EsSignal> {
-    const b = s.body;
-    switch (b.k) {
-      case "recovered":
-        state = b.state as S;
-        seqNr = b.seqNr;
-        recovering = false;
-        o.onRecoveryCompleted?.(state, userCtx);
-        stash.unstashAll();
-        return stopWhenIdle ? Behaviors.stopped : Behaviors.same;
-      case "recovery-failed":
-        throw new EventSourcedRecoveryError(pid, b.error);
-      case "persisted":
-        return onPersisted();
-      case "persist-failed": {
-        const first = (inFlight as InFlight<E, S>).firstSeqNr;
-        inFlight = null;
-        if (b.error instanceof JournalConflictError || b.error instanceof FencedWriteError) {
-          // Another incarnation wrote, or another holder has the shard: stop (failed, with
-          // the typed error), never restart.
-          const error = b.error;
-          ctx.log.error(
-            error instanceof FencedWriteError
-              ? "fenced write: another node holds this entity's shard, stopping"
-              : "journal conflict: another incarnation wrote, stopping",
-            { persistenceId: pid, seqNr: first },
-          );
-          return Behaviors.supervise(
-            Behaviors.setup<C | EsSignal>(() => {
-              throw error;
-            }),
-            SupervisorStrategy.stop(),
-          );
-        }
-        throw new EventSourcedPersistError(pid, first, b.error);
-      }
-      case "snapshot-failed":
-        ctx.log.warn("snapshot save failed", {
-          persistenceId: pid,
+  behavior(): Next<C> {
+    const receive = Behaviors.receive<C | EsSignal>(
+      (_ctx, msg) => this.receive(msg),
+      (_ctx, signal) => this.onLifecycle(signal),
+    );
+    return { ...receive, onPoisonPill: () => this.onPoisonPill() };
+  }
+
+  private signal(body: EsSignalBody): EsSignal {
+    return new EsSignal(this.token, body);
+  }
+
+  private receive(msg: C | EsSignal): Next<C> {
+    if (msg instanceof EsSignal)
+      return msg.incarnation === this.token ? dispatch(this.signals, msg.body) : Behaviors.same;
+    const stash = this.stash;
+    const admission = admitCommand(this.phase, stash.size, this.recoveryStashMax, stash.capacity);
+    switch (admission.kind) {
+      case "handle":
+        return this.handleCommand(msg);
+      case "stash":
+        stash.stash(msg);
+        return Behaviors.same;
+      case "overflow":
+        stash.clear();
+        throw new StashOverflowError(this.ctx.path.toString(), admission.limit);
+    }
+  }
+
+  private handleCommand(command: C): Next<C> {
+    const effect = this.o.commandHandler(this.state, command, this.userCtx);
+    switch (effectPlan(effect)) {
+      case "unhandled":
+        return Behaviors.unhandled;
+      case "stash":
+        if (this.userStash.length >= this.stash.capacity)
+          throw new StashOverflowError(this.ctx.path.toString(), this.stash.capacity);
+        this.userStash.push(command);
+        return Behaviors.same;
+      case "side-effects":
+        return this.runSideEffects(effect);
+      case "persist":
+        this.persist(effect);
+        return Behaviors.same;
+    }
+  }
+
+  /** Appends the effect's events; the outcome comes back as `persisted` / `persist-failed`. */
+  private persist(effect: Effect<E, S>): void {
+    const firstSeqNr = this.seqNr + 1;
+    const codec = this.o.eventCodec;
+    const events = journalEventsOf(
+      effect.events,
+      (e) => codec.encode(e),
+      this.o.tagger,
+      this.now(),
+    );
+    this.inFlight = { effect, firstSeqNr };
+    this.phase = "persisting";
+    this.ctx.pipeToSelf(this.o.journal.append(this.pid, firstSeqNr, events, this.o.fence), (r) =>
+      r.ok
+        ? this.signal({ type: "persisted" })
+        : this.signal({ type: "persist-failed", error: r.error }),
+    );
+  }
+
+  /** The append is durable: apply the events, maybe snapshot, unstash, run the side effects. */
+  private onPersisted(): Next<C> {
+    const { effect, firstSeqNr } = this.inFlight as InFlight<E, S>;
+    this.inFlight = null;
+    this.phase = "running";
+    const before = this.seqNr;
+    for (const e of effect.events) this.state = this.o.eventHandler(this.state, e);
+    this.seqNr = firstSeqNr + effect.events.length - 1;
+    if (this.snapshotting && snapshotDue(before, this.seqNr, this.o.snapshotAfter))
+      this.saveSnapshot();
+    this.stash.unstashAll();
+    const next = this.runSideEffects(effect);
+    return this.stopWhenIdle ? Behaviors.stopped : next;
+  }
+
+  private onPersistFailed(error: unknown): Next<C> {
+    const first = (this.inFlight as InFlight<E, S>).firstSeqNr;
+    this.inFlight = null;
+    this.phase = "running";
+    const verdict = persistFailureVerdict(error);
+    if (verdict.kind === "fail") throw new EventSourcedPersistError(this.pid, first, error);
+    // Another incarnation wrote, or another holder has the shard: stop (failed, with the
+    // typed error), never restart.
+    this.ctx.log.error(
+      verdict.reason === "fenced"
+        ? "fenced write: another node holds this entity's shard, stopping"
+        : "journal conflict: another incarnation wrote, stopping",
+      { persistenceId: this.pid, seqNr: first },
+    );
+    return Behaviors.supervise(
+      Behaviors.setup<C | EsSignal>(() => {
+        throw error;
+      }),
+      SupervisorStrategy.stop(),
+    );
+  }
+
+  private onRecovered(state: S, seqNr: number): Next<C> {
+    this.state = state;
+    this.seqNr = seqNr;
+    this.phase = "running";
+    this.o.onRecoveryCompleted?.(this.state, this.userCtx);
+    this.stash.unstashAll();
+    return this.stopWhenIdle ? Behaviors.stopped : Behaviors.same;
+  }
+
+  private signalHandlers(): Handlers<EsSignalBody, Next<C>> {
+    return {
+      recovered: (b) => this.onRecovered(b.state as S, b.seqNr),
+      "recovery-failed": (b) => {
+        throw new EventSourcedRecoveryError(this.pid, b.error);
+      },
+      persisted: () => this.onPersisted(),
+      "persist-failed": (b) => this.onPersistFailed(b.error),
+      "snapshot-failed": (b) => {
+        this.ctx.log.warn("snapshot save failed", {
+          persistenceId: this.pid,
           seqNr: b.seqNr,
           error: b.error,
         });
         return Behaviors.same;
-      case "snapshot-saved":
+      },
+      "snapshot-saved": () => Behaviors.same,
+    };
+  }
+
+  /** PoisonPill: stop now when idle, else wait in the stash (in order) like a command. */
+  private onPoisonPill(): Next<C> {
+    switch (poisonPillDecision(this.phase, this.stash.isFull)) {
+      case "stop":
+        return Behaviors.stopped;
+      case "stop-when-idle":
+        this.stopWhenIdle = true;
+        return Behaviors.same;
+      case "stash":
+        this.stash.stash(PoisonPill as unknown as C);
         return Behaviors.same;
     }
   }
 
-  /** On stop: every buffered or stashed command becomes a dead letter. */
-  function dropAll(): void {
-    stash.clear();
-    const items = userStash;
-    userStash = [];
-    for (const m of items) stash.stash(m);
-    stash.clear();
+  private runSideEffects(effect: Effect<E, S>): Next<C> {
+    let stop = false;
+    for (const se of effect.sideEffects)
+      if ((this.sideEffects[se.k] as (se: SideEffect<S>) => boolean)(se)) stop = true;
+    return stop ? Behaviors.stopped : Behaviors.same;
   }
 
-  const onMessage = (_ctx: unknown, msg: C | EsSignal): Behavior<C | EsSignal> => {
-    if (msg instanceof EsSignal) return msg.incarnation === token ? onSignal(msg) : Behaviors.same;
-    if (recovering) {
-      if (stash.size >= recoveryStashMax) {
-        stash.clear();
-        throw new StashOverflowError(ctx.path.toString(), recoveryStashMax);
-      }
-      stash.stash(msg);
-      return Behaviors.same;
-    }
-    if (inFlight !== null) {
-      if (stash.isFull) {
-        stash.clear();
-        throw new StashOverflowError(ctx.path.toString(), stash.capacity);
-      }
-      stash.stash(msg);
-      return Behaviors.same;
-    }
-    return handleCommand(msg);
-  };
-  const receive = Behaviors.receive<C | EsSignal>(onMessage, (_ctx, signal) => {
+  private sideEffectPerformers(): SideEffectPerformers<S> {
+    return {
+      reply: (se) => {
+        se.ref.tell(se.make(this.state));
+        return false;
+      },
+      run: (se) => {
+        se.fn(this.state);
+        return false;
+      },
+      unstashAll: () => {
+        this.unstashUser();
+        return false;
+      },
+      stop: () => true,
+    };
+  }
+
+  private saveSnapshot(): void {
+    const at = this.seqNr;
+    const payload = (this.o.snapshotCodec as SnapshotCodec<S>).encode(this.state);
+    const store = this.o.snapshots as SnapshotStore;
+    this.ctx.pipeToSelf(store.save(this.pid, at, this.now(), payload), (r) =>
+      r.ok
+        ? this.signal({ type: "snapshot-saved" })
+        : this.signal({ type: "snapshot-failed", seqNr: at, error: r.error }),
+    );
+  }
+
+  /** Puts user-stashed commands in front of the mailbox (the actor's stash must be empty). */
+  private unstashUser(): void {
+    if (this.userStash.length === 0) return;
+    const items = this.userStash;
+    this.userStash = [];
+    for (const m of items) this.stash.stash(m);
+    this.stash.unstashAll();
+  }
+
+  private onLifecycle(signal: Signal): Next<C> {
     if (signal.type === "PostStop") {
-      dropAll();
-      o.onPostStop?.(state);
-    } else if (signal.type === "PreRestart") flushForRestart();
-    else return Behaviors.unhandled;
+      this.dropAll();
+      this.o.onPostStop?.(this.state);
+    } else if (signal.type === "PreRestart") {
+      // Before a restart: keep every buffered command (user-stashed first) in the mailbox.
+      this.stash.unstashAll();
+      this.unstashUser();
+    } else return Behaviors.unhandled;
     return Behaviors.same;
-  });
-  return { ...receive, onPoisonPill };
+  }
+
+  /** On stop: every buffered or stashed command becomes a dead letter. */
+  private dropAll(): void {
+    this.stash.clear();
+    const items = this.userStash;
+    this.userStash = [];
+    for (const m of items) this.stash.stash(m);
+    this.stash.clear();
+  }
 }
 
 function checkEvent<C, E, S>(o: EventSourcedOptions<C, E, S>, seqNr: number, event: E): E {

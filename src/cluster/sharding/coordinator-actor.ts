@@ -14,6 +14,15 @@
 import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
+import {
+  dispatch,
+  type Handlers,
+  logOutput,
+  MachineDriver,
+  type Performers,
+  persistThenAck,
+  timerPerformers,
+} from "../../actor/machine-driver.js";
 import { SupervisorStrategy } from "../../actor/supervision.js";
 import type {
   CoordinatorInput,
@@ -33,15 +42,6 @@ import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
 import { adaptAllocationStrategy, type ShardAllocationStrategy } from "./async-strategy.js";
 import type { CoordinatorRecoveryData, CoordinatorStore } from "./coordinator-store.js";
-import {
-  dispatch,
-  type Handlers,
-  logOutput,
-  MachineDriver,
-  type Performers,
-  persistThenAck,
-  timerPerformers,
-} from "./machine-driver.js";
 import { ActorIdRefs, actorIdOf } from "./sharding-messages.js";
 
 export interface CoordinatorActorOptions {

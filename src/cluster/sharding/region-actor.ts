@@ -13,6 +13,14 @@ import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { ask } from "../../actor/ask.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
+import {
+  dispatch,
+  type Handlers,
+  logOutput,
+  MachineDriver,
+  type Performers,
+  timerPerformers,
+} from "../../actor/machine-driver.js";
 import { RegionMachine } from "../../core/region/region-machine.js";
 import { perShardActiveLimit, type RegionSettings } from "../../core/region/region-settings.js";
 import type { RegionInput, RegionOutput } from "../../core/region/region-types.js";
@@ -35,14 +43,6 @@ import {
 } from "../../protocol/sharding.js";
 import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
-import {
-  dispatch,
-  type Handlers,
-  logOutput,
-  MachineDriver,
-  type Performers,
-  timerPerformers,
-} from "./machine-driver.js";
 import { type EntityContext, type ShardRememberOptions, shardBehavior } from "./shard-actor.js";
 import type { ShardLifecycle } from "./sharding-lifecycle.js";
 import { ActorIdRefs, actorIdOf, splitActorId } from "./sharding-messages.js";

@@ -7,6 +7,15 @@ import type { ActorContext } from "../../actor/actor-context.js";
 import { type ActorRef, PoisonPill } from "../../actor/actor-ref.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
 import {
+  dispatch,
+  type Handlers,
+  logOutput,
+  MachineDriver,
+  type Performers,
+  persistThenAck,
+  timerPerformers,
+} from "../../actor/machine-driver.js";
+import {
   ShardLeaseMachine,
   type ShardLeaseOutput,
   type ShardLeaseSettings,
@@ -24,15 +33,6 @@ import {
   type ShardReport,
   StartEntity,
 } from "../../protocol/sharding.js";
-import {
-  dispatch,
-  type Handlers,
-  logOutput,
-  MachineDriver,
-  type Performers,
-  persistThenAck,
-  timerPerformers,
-} from "./machine-driver.js";
 import type { ShardLifecycle } from "./sharding-lifecycle.js";
 import { SpanAttributes, SpanNames, TracedMessage } from "./traced-message.js";
 

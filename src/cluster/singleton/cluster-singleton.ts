@@ -13,29 +13,37 @@
  * With coordinated shutdown, the manager delays the `cluster-exiting` phase until it has
  * handed the instance over (or the phase times out), so a leaving oldest member is not
  * removed while its instance still runs.
+ *
+ * Shape (docs/architecture.md, "One driver shape"): each actor is a small driver class
+ * around a MachineDriver (actor/machine-driver.ts) with a `performers` table (one entry
+ * per machine output) and a `handlers` table (one entry per message of
+ * protocol/singleton.ts); what sits between the wire and the machines is decided in
+ * core/singleton/singleton-wire.ts.
  */
 import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { PoisonPill } from "../../actor/actor-ref.js";
 import type { ActorSystem } from "../../actor/actor-system.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
+import {
+  dispatch,
+  type Handlers,
+  logOutput,
+  MachineDriver,
+  type Performers,
+  timerPerformers,
+} from "../../actor/machine-driver.js";
 import { ShardkitError } from "../../base/errors.js";
 import type { Member } from "../../core/membership/member.js";
-import {
-  parseUniqueAddress,
-  type UniqueAddress,
-  uniqueAddressToString,
-} from "../../core/membership/unique-address.js";
+import type { UniqueAddress } from "../../core/membership/unique-address.js";
+import { uniqueAddressToString } from "../../core/membership/unique-address.js";
 import { SingletonManagerMachine } from "../../core/singleton/singleton-manager.js";
 import type {
   SingletonManagerInput,
   SingletonManagerOutput,
 } from "../../core/singleton/singleton-manager-types.js";
 import {
-  SINGLETON_MANAGER_MESSAGE_TYPES,
-  type SingletonManagerMessage,
-} from "../../core/singleton/singleton-messages.js";
-import {
+  type SingletonProxyInput,
   SingletonProxyMachine,
   type SingletonProxyOutput,
 } from "../../core/singleton/singleton-proxy.js";
@@ -43,7 +51,21 @@ import type {
   SingletonManagerSettings,
   SingletonProxySettings,
 } from "../../core/singleton/singleton-settings.js";
+import {
+  IdentifyWaiters,
+  managerEnvelope,
+  managerInputOf,
+  parseNode,
+} from "../../core/singleton/singleton-wire.js";
 import type { Lease } from "../../ports/lease.js";
+import type { ReplyTo } from "../../protocol/sharding.js";
+import {
+  isSingletonManagerMsg,
+  isSingletonProxyMsg,
+  type SingletonIdentified,
+  type SingletonManagerMsg,
+  type SingletonProxyMsg,
+} from "../../protocol/singleton.js";
 import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
 import type { CoordinatedShutdown } from "../shutdown/coordinated-shutdown.js";
@@ -68,47 +90,6 @@ export interface ClusterSingletonOptions<M> {
   readonly proxySettings?: Partial<SingletonProxySettings>;
   /** Acquired before the instance starts; losing it stops the instance. */
   readonly lease?: Lease;
-}
-
-/** Internal messages; the `sk` tag keeps them apart from user messages to a proxy. */
-type ManagerMsg =
-  | { readonly sk: "singleton"; readonly t: "members" }
-  | {
-      readonly sk: "singleton";
-      readonly t: "mgr";
-      readonly type: string;
-      readonly from: string;
-      /**
-       * The incarnation it is meant for (unique address). Remoting addresses a node by
-       * host and port, so a new incarnation on the same port would otherwise take a
-       * HandOverToMe meant for its removed predecessor and end its manager for good.
-       */
-      readonly to?: string;
-      readonly wasOldest?: boolean;
-    }
-  | { readonly sk: "singleton"; readonly t: "timer"; readonly key: string }
-  | { readonly sk: "singleton"; readonly t: "instance-terminated" }
-  | { readonly sk: "singleton"; readonly t: "lease"; readonly ok: boolean }
-  | { readonly sk: "singleton"; readonly t: "lease-lost" }
-  | { readonly sk: "singleton"; readonly t: "self-downed" }
-  | { readonly sk: "singleton"; readonly t: "self-removed" }
-  | { readonly sk: "singleton"; readonly t: "identify"; readonly replyTo: ActorRef<ProxyMsg> };
-
-type ProxyMsg =
-  | { readonly sk: "singleton"; readonly t: "members" }
-  | { readonly sk: "singleton"; readonly t: "timer"; readonly key: string }
-  | {
-      readonly sk: "singleton";
-      readonly t: "identified";
-      readonly node: string;
-      readonly instance: ActorRef<unknown> | null;
-    }
-  | { readonly sk: "singleton"; readonly t: "instance-gone"; readonly node: string };
-
-const key = uniqueAddressToString;
-
-function isInternal(m: unknown): m is { sk: "singleton"; t: string } {
-  return typeof m === "object" && m !== null && (m as { sk?: unknown }).sk === "singleton";
 }
 
 /** Thrown when a singleton name is used twice on one node. */
@@ -152,9 +133,48 @@ export const ClusterSingleton = {
 function managerBehavior<M>(
   host: SingletonHost,
   options: ClusterSingletonOptions<M>,
-): Behavior<ManagerMsg> {
-  return Behaviors.setup<ManagerMsg>((ctx) => {
-    const { cluster, remoting } = host;
+): Behavior<SingletonManagerMsg> {
+  return Behaviors.setup<SingletonManagerMsg>((ctx) => {
+    const manager = new SingletonManagerDriver(ctx, host, options);
+    return Behaviors.receive<SingletonManagerMsg>(
+      (_ctx, m) => manager.receive(m),
+      (_ctx, signal) => {
+        if (signal.type === "PostStop") manager.dispose();
+        return undefined;
+      },
+    );
+  });
+}
+
+/** The singleton machines keep no clock (time reaches them as timer inputs). */
+const NO_CLOCK = (): number => 0;
+
+const timerMessage = (key: string) => ({ type: "shardkit.singleton.timer", key }) as const;
+
+/**
+ * The driver of one node's SingletonManagerMachine: outputs through `performers`, the
+ * messages of protocol/singleton.ts through `handlers`. Besides the machine it keeps the
+ * instance's ref, the proxies waiting for the instance (IdentifyWaiters) and the
+ * `cluster-exiting` task that waits for the machine's `done`.
+ */
+class SingletonManagerDriver<M> {
+  private readonly driver: MachineDriver<SingletonManagerInput, SingletonManagerOutput<unknown>>;
+  private readonly handlers: Handlers<SingletonManagerMsg>;
+  private readonly selfKey: string;
+  private readonly managerPath: string;
+  private readonly fields: { readonly singleton: string };
+  private instance: ActorRef<M> | undefined;
+  private readonly waiters = new IdentifyWaiters<ReplyTo<SingletonIdentified>>();
+  private done = false;
+  private readonly doneWaiters: (() => void)[] = [];
+  private readonly disposables: { dispose(): void }[] = [];
+
+  constructor(
+    private readonly ctx: ActorContext<SingletonManagerMsg>,
+    private readonly host: SingletonHost,
+    private readonly options: ClusterSingletonOptions<M>,
+  ) {
+    const { cluster } = host;
     const machine = new SingletonManagerMachine<unknown>({
       self: cluster.self,
       role: options.role,
@@ -162,173 +182,135 @@ function managerBehavior<M>(
       stopMessage: options.stopMessage ?? PoisonPill,
       settings: { removalMarginMs: removalMarginOf(cluster), ...options.settings },
     });
-    let instance: ActorRef<M> | undefined;
-    /** Proxies that identified while no instance ran here (by path; bounded). */
-    const askedBeforeStart = new Map<string, ActorRef<ProxyMsg>>();
-    let done = false;
-    const doneWaiters: (() => void)[] = [];
-    const selfKey = key(cluster.self);
-    const managerPath = `/system/singletonManager-${options.name}`;
-    const remoteManager = (to: UniqueAddress) =>
-      remoting.actorRefFor<ManagerMsg>(
-        `${to.address.system}@${to.address.host}:${to.address.port}`,
-        managerPath,
-      );
+    this.selfKey = uniqueAddressToString(cluster.self);
+    this.managerPath = `/system/singletonManager-${options.name}`;
+    this.fields = { singleton: options.name };
+    this.driver = new MachineDriver(machine, NO_CLOCK, this.performers());
+    this.handlers = this.messageHandlers();
+    this.watchCluster();
+    this.feedMembers();
+  }
 
-    const perform = (outputs: readonly SingletonManagerOutput<unknown>[]) => {
-      for (const o of outputs) {
-        switch (o.type) {
-          case "start-instance":
-            instance = ctx.spawn(options.behavior, "singleton");
-            ctx.watchWith(instance as ActorRef<never>, {
-              sk: "singleton",
-              t: "instance-terminated",
-            });
-            ctx.log.info("singleton instance started", { singleton: options.name });
-            // Proxies that asked while there was none learn it now, not at their next
-            // identification tick (a new shard coordinator waits for the regions).
-            for (const replyTo of askedBeforeStart.values())
-              replyTo.tell({
-                sk: "singleton",
-                t: "identified",
-                node: selfKey,
-                instance: instance as ActorRef<unknown>,
-              });
-            askedBeforeStart.clear();
-            break;
-          case "stop-instance":
-            (instance as ActorRef<unknown> | undefined)?.tell(o.stopMessage);
-            break;
-          case "send":
-            remoteManager(o.to).tell({
-              sk: "singleton",
-              t: "mgr",
-              type: o.message.type,
-              from: selfKey,
-              to: key(o.to),
-              wasOldest: o.message.type === "hand-over-done" && o.message.wasOldest === true,
-            });
-            break;
-          case "start-timer":
-          case "cancel-timer":
-            performTimer(ctx as ActorContext<unknown>, o);
-            break;
-          case "acquire-lease":
-            options.lease
-              ?.acquire(() => ctx.self.tell({ sk: "singleton", t: "lease-lost" }))
-              .then(
-                (ok) => ctx.self.tell({ sk: "singleton", t: "lease", ok }),
-                () => ctx.self.tell({ sk: "singleton", t: "lease", ok: false }),
-              );
-            break;
-          case "release-lease":
-            void options.lease?.release().catch(() => false);
-            break;
-          case "log":
-            ctx.log[o.level](o.text, { singleton: options.name });
-            break;
-          case "stuck-error":
-            ctx.log.error(o.error.message, { singleton: options.name, code: o.error.code });
-            break;
-          case "done":
-            done = true;
-            askedBeforeStart.clear();
-            for (const w of doneWaiters.splice(0)) w();
-            break;
+  receive(m: SingletonManagerMsg): void {
+    // Peers' messages arrive through remoting: anything without the shape is dropped.
+    if (isSingletonManagerMsg(m)) dispatch(this.handlers, m);
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+    for (const w of this.doneWaiters.splice(0)) w();
+  }
+
+  /** Membership events, self downed or removed, and the hand-over in `cluster-exiting`. */
+  private watchCluster(): void {
+    const { cluster, coordinatedShutdown } = this.host;
+    const self = this.ctx.self;
+    this.disposables.push(
+      cluster.subscribe((e) => {
+        if ("member" in e && uniqueAddressToString(e.member.uniqueAddress) === this.selfKey) {
+          if (e.type === "member-downed") self.tell({ type: "shardkit.singleton.self-downed" });
+          if (e.type === "member-removed") self.tell({ type: "shardkit.singleton.self-removed" });
         }
-      }
-    };
-    const feed = (input: SingletonManagerInput) => perform(machine.handle(input));
-    const feedMembers = () =>
-      feed({ type: "members", oldestFirst: cluster.state.members as Member[] });
-
-    const sub = cluster.subscribe((e) => {
-      if ("member" in e && key(e.member.uniqueAddress) === selfKey) {
-        if (e.type === "member-downed") ctx.self.tell({ sk: "singleton", t: "self-downed" });
-        if (e.type === "member-removed") ctx.self.tell({ sk: "singleton", t: "self-removed" });
-      }
-      ctx.self.tell({ sk: "singleton", t: "members" });
-    });
-    cluster.registerOnMemberRemoved(() => ctx.self.tell({ sk: "singleton", t: "self-removed" }));
-    const exitingTask = host.coordinatedShutdown?.addTask(
+        self.tell({ type: "shardkit.singleton.members" });
+      }),
+    );
+    cluster.registerOnMemberRemoved(() => self.tell({ type: "shardkit.singleton.self-removed" }));
+    const exitingTask = coordinatedShutdown?.addTask(
       "cluster-exiting",
-      `singleton-${options.name}-hand-over`,
-      () => (done ? undefined : new Promise<void>((resolve) => doneWaiters.push(resolve))),
+      `singleton-${this.options.name}-hand-over`,
+      () =>
+        this.done ? undefined : new Promise<void>((resolve) => this.doneWaiters.push(resolve)),
     );
-    feedMembers();
+    if (exitingTask !== undefined) this.disposables.push(exitingTask);
+  }
 
-    return Behaviors.receive<ManagerMsg>(
-      (_ctx, m) => {
-        switch (m.t) {
-          case "members":
-            feedMembers();
-            return;
-          case "mgr": {
-            if (!(SINGLETON_MANAGER_MESSAGE_TYPES as readonly string[]).includes(m.type)) return;
-            if (m.to !== undefined && m.to !== selfKey) return; // for an earlier incarnation
-            let from: UniqueAddress;
-            try {
-              from = parseUniqueAddress(m.from);
-            } catch {
-              return;
-            }
-            const message = (
-              m.type === "hand-over-done"
-                ? { type: m.type, wasOldest: m.wasOldest === true }
-                : { type: m.type }
-            ) as SingletonManagerMessage;
-            feed({ ...message, from });
-            return;
-          }
-          case "timer":
-            feed({ type: "timer", key: m.key });
-            return;
-          case "instance-terminated":
-            instance = undefined;
-            feed({ type: "instance-terminated" });
-            return;
-          case "lease":
-            feed({ type: "lease-acquired", ok: m.ok });
-            return;
-          case "lease-lost":
-            feed({ type: "lease-lost" });
-            return;
-          case "self-downed":
-            feed({ type: "self-downed" });
-            return;
-          case "self-removed":
-            feed({ type: "self-removed" });
-            return;
-          case "identify":
-            m.replyTo.tell({
-              sk: "singleton",
-              t: "identified",
-              node: selfKey,
-              instance: (instance as ActorRef<unknown>) ?? null,
-            });
-            if (instance === undefined && !done && askedBeforeStart.size < IDENTIFY_WAITERS_MAX)
-              askedBeforeStart.set(m.replyTo.path.toString(), m.replyTo);
-            return;
-        }
+  private feedMembers(): void {
+    this.driver.feed({ type: "members", oldestFirst: this.host.cluster.state.members as Member[] });
+  }
+
+  private performers(): Performers<SingletonManagerOutput<unknown>> {
+    const { ctx, options, fields } = this;
+    const lease = options.lease;
+    return {
+      "start-instance": () => this.startInstance(),
+      "stop-instance": (o) => (this.instance as ActorRef<unknown> | undefined)?.tell(o.stopMessage),
+      send: (o) =>
+        this.managerOn(o.to).tell(managerEnvelope(this.host.cluster.self, o.to, o.message)),
+      ...timerPerformers<SingletonManagerMsg>(ctx.timers, timerMessage),
+      "acquire-lease": () =>
+        lease
+          ?.acquire(() => ctx.self.tell({ type: "shardkit.singleton.lease-lost" }))
+          .then(
+            // Boolean(): a lease that answers a truthy non-boolean still counts as held.
+            (ok) => ctx.self.tell({ type: "shardkit.singleton.lease-result", ok: Boolean(ok) }),
+            () => ctx.self.tell({ type: "shardkit.singleton.lease-result", ok: false }),
+          ),
+      "release-lease": () => void lease?.release().catch(() => false),
+      log: (o) => logOutput(ctx.log, o.level, o.text, fields),
+      "stuck-error": (o) => ctx.log.error(o.error.message, { ...fields, code: o.error.code }),
+      done: () => {
+        this.done = true;
+        this.waiters.clear();
+        for (const w of this.doneWaiters.splice(0)) w();
       },
-      (_ctx, signal) => {
-        if (signal.type === "PostStop") {
-          sub.dispose();
-          exitingTask?.dispose();
-          for (const w of doneWaiters.splice(0)) w();
-        }
-        return undefined;
-      },
+    };
+  }
+
+  private startInstance(): void {
+    const instance = this.ctx.spawn(this.options.behavior, "singleton");
+    this.instance = instance;
+    this.ctx.watchWith(instance as ActorRef<never>, {
+      type: "shardkit.singleton.instance-terminated",
+    });
+    this.ctx.log.info("singleton instance started", this.fields);
+    // Proxies that asked while there was none learn it now, not at their next
+    // identification tick (a new shard coordinator waits for the regions).
+    for (const replyTo of this.waiters.takeAll()) replyTo.tell(this.identified());
+  }
+
+  /** The manager of this singleton on node `to` (remoting addresses it by host:port). */
+  private managerOn(to: UniqueAddress): ActorRef<SingletonManagerMsg> {
+    const a = to.address;
+    return this.host.remoting.actorRefFor<SingletonManagerMsg>(
+      `${a.system}@${a.host}:${a.port}`,
+      this.managerPath,
     );
-  }) as Behavior<ManagerMsg>;
+  }
+
+  private identified(): SingletonIdentified {
+    return {
+      type: "shardkit.singleton.identified",
+      node: this.selfKey,
+      instance: (this.instance as ActorRef<unknown> | undefined) ?? null,
+    };
+  }
+
+  private messageHandlers(): Handlers<SingletonManagerMsg> {
+    const feed = (input: SingletonManagerInput) => this.driver.feed(input);
+    return {
+      "shardkit.singleton.members": () => this.feedMembers(),
+      "shardkit.singleton.manager": (m) => {
+        const input = managerInputOf(m, this.selfKey);
+        if (input !== undefined) feed(input);
+      },
+      "shardkit.singleton.timer": (m) => feed({ type: "timer", key: m.key }),
+      "shardkit.singleton.instance-terminated": () => {
+        this.instance = undefined;
+        feed({ type: "instance-terminated" });
+      },
+      "shardkit.singleton.lease-result": (m) => feed({ type: "lease-acquired", ok: m.ok }),
+      "shardkit.singleton.lease-lost": () => feed({ type: "lease-lost" }),
+      "shardkit.singleton.self-downed": () => feed({ type: "self-downed" }),
+      "shardkit.singleton.self-removed": () => feed({ type: "self-removed" }),
+      "shardkit.singleton.identify": (m) => {
+        m.replyTo.tell(this.identified());
+        // A proxy's replyTo is its actor ref: its path names the proxy.
+        const key = (m.replyTo as ActorRef<SingletonIdentified>).path.toString();
+        this.waiters.identified(key, m.replyTo, this.instance !== undefined, this.done);
+      },
+    };
+  }
 }
-
-/**
- * Bound of the proxies a manager without an instance remembers, to tell them at once
- * when its instance starts (one proxy per member and singleton; more fall back to their
- * identification ticks).
- */
-const IDENTIFY_WAITERS_MAX = 10_000;
 
 /**
  * How long after a downed member's removal its singleton may be taken over: the
@@ -342,121 +324,116 @@ function removalMarginOf(cluster: Cluster): number {
     : cluster.sbrSettings.stableAfterMs;
 }
 
-/** Timer outputs of both machines: keyed one-shot timers that message the actor itself. */
-function performTimer(
-  ctx: ActorContext<unknown>,
-  o:
-    | { readonly type: "start-timer"; readonly key: string; readonly delayMs: number }
-    | { readonly type: "cancel-timer"; readonly key: string },
-): void {
-  if (o.type === "cancel-timer") ctx.timers.cancel(o.key);
-  else ctx.timers.startSingleTimer(o.key, { sk: "singleton", t: "timer", key: o.key }, o.delayMs);
-}
-
 function proxyBehavior(
   host: SingletonHost,
   name: string,
   role: string | undefined,
   settings: Partial<SingletonProxySettings> | undefined,
 ): Behavior<unknown> {
-  return Behaviors.setup<unknown>((ctx: ActorContext<unknown>) => {
-    const { cluster, remoting, system } = host;
-    const machine = new SingletonProxyMachine<unknown>({ role, settings });
-    const instances = new Map<string, ActorRef<unknown>>();
-    const managerPath = `/system/singletonManager-${name}`;
-
-    const perform = (outputs: readonly SingletonProxyOutput<unknown>[]) => {
-      for (const o of outputs) {
-        switch (o.type) {
-          case "identify": {
-            const a = o.to.address;
-            remoting
-              .actorRefFor<ManagerMsg>(`${a.system}@${a.host}:${a.port}`, managerPath)
-              .tell({ sk: "singleton", t: "identify", replyTo: ctx.self as ActorRef<ProxyMsg> });
-            break;
-          }
-          case "deliver": {
-            const target = instances.get(key(o.to));
-            if (target !== undefined) target.tell(o.message);
-            else system.core.deadLetter(o.message, ctx.self.path.toString(), "stopped");
-            break;
-          }
-          case "dead-letter":
-            system.core.deadLetter(
-              o.message,
-              ctx.self.path.toString(),
-              o.reason === "buffer-overflow" ? "buffer-overflow" : "stopped",
-            );
-            break;
-          case "start-timer":
-          case "cancel-timer":
-            performTimer(ctx as ActorContext<unknown>, o);
-            break;
-          case "log":
-            ctx.log[o.level](o.text, { singleton: name });
-            break;
-        }
-      }
-    };
-    const feedMembers = () =>
-      perform(machine.handle({ type: "members", oldestFirst: cluster.state.members as Member[] }));
-    const sub = cluster.subscribe(() => ctx.self.tell({ sk: "singleton", t: "members" }));
-    feedMembers();
-
+  return Behaviors.setup<unknown>((ctx) => {
+    const proxy = new SingletonProxyDriver(ctx, host, name, role, settings);
     return Behaviors.receive<unknown>(
-      (_ctx, m) => {
-        if (!isInternal(m)) {
-          perform(machine.handle({ type: "send", message: m }));
-          return;
-        }
-        const msg = m as ProxyMsg;
-        switch (msg.t) {
-          case "members":
-            feedMembers();
-            return;
-          case "timer":
-            perform(machine.handle({ type: "timer", key: msg.key }));
-            return;
-          case "identified": {
-            let from: UniqueAddress;
-            try {
-              from = parseUniqueAddress(msg.node);
-            } catch {
-              return;
-            }
-            if (msg.instance !== null) {
-              instances.set(msg.node, msg.instance);
-              ctx.watchWith(msg.instance as ActorRef<never>, {
-                sk: "singleton",
-                t: "instance-gone",
-                node: msg.node,
-              });
-            }
-            perform(
-              machine.handle({ type: "identify-result", from, found: msg.instance !== null }),
-            );
-            return;
-          }
-          case "instance-gone": {
-            instances.delete(msg.node);
-            let at: UniqueAddress;
-            try {
-              at = parseUniqueAddress(msg.node);
-            } catch {
-              return;
-            }
-            perform(machine.handle({ type: "singleton-terminated", at }));
-            return;
-          }
-        }
-      },
+      (_ctx, m) => proxy.receive(m),
       (_ctx, signal) => {
-        if (signal.type === "PostStop") {
-          sub.dispose();
-          perform(machine.handle({ type: "stop" }));
-        }
+        if (signal.type === "PostStop") proxy.dispose();
         return undefined;
       },
     );
   });
+}
+
+/**
+ * The driver of one SingletonProxyMachine: user messages become `send` inputs, the
+ * proxy's own messages (protocol/singleton.ts) go through `handlers`, outputs through
+ * `performers`. It keeps the refs of the instances managers reported, by node.
+ */
+class SingletonProxyDriver {
+  private readonly driver: MachineDriver<
+    SingletonProxyInput<unknown>,
+    SingletonProxyOutput<unknown>
+  >;
+  private readonly handlers: Handlers<SingletonProxyMsg>;
+  private readonly instances = new Map<string, ActorRef<unknown>>();
+  private readonly managerPath: string;
+  private readonly subscription: { dispose(): void };
+
+  constructor(
+    private readonly ctx: ActorContext<unknown>,
+    private readonly host: SingletonHost,
+    private readonly name: string,
+    role: string | undefined,
+    settings: Partial<SingletonProxySettings> | undefined,
+  ) {
+    const machine = new SingletonProxyMachine<unknown>({ role, settings });
+    this.managerPath = `/system/singletonManager-${name}`;
+    this.driver = new MachineDriver(machine, NO_CLOCK, this.performers());
+    this.handlers = this.messageHandlers();
+    this.subscription = host.cluster.subscribe(() =>
+      ctx.self.tell({ type: "shardkit.singleton.members" }),
+    );
+    this.feedMembers();
+  }
+
+  receive(m: unknown): void {
+    if (isSingletonProxyMsg(m)) dispatch(this.handlers, m);
+    else this.driver.feed({ type: "send", message: m });
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.driver.feed({ type: "stop" });
+  }
+
+  private feedMembers(): void {
+    this.driver.feed({ type: "members", oldestFirst: this.host.cluster.state.members as Member[] });
+  }
+
+  private performers(): Performers<SingletonProxyOutput<unknown>> {
+    const { ctx, host } = this;
+    const deadLetter = (message: unknown, reason: "buffer-overflow" | "stopped") =>
+      host.system.core.deadLetter(message, ctx.self.path.toString(), reason);
+    return {
+      identify: (o) => {
+        const a = o.to.address;
+        host.remoting
+          .actorRefFor<SingletonManagerMsg>(`${a.system}@${a.host}:${a.port}`, this.managerPath)
+          .tell({ type: "shardkit.singleton.identify", replyTo: ctx.self });
+      },
+      deliver: (o) => {
+        const target = this.instances.get(uniqueAddressToString(o.to));
+        if (target !== undefined) target.tell(o.message);
+        else deadLetter(o.message, "stopped");
+      },
+      "dead-letter": (o) =>
+        deadLetter(o.message, o.reason === "buffer-overflow" ? "buffer-overflow" : "stopped"),
+      ...timerPerformers<unknown>(ctx.timers, timerMessage),
+      log: (o) => logOutput(ctx.log, o.level, o.text, { singleton: this.name }),
+    };
+  }
+
+  private messageHandlers(): Handlers<SingletonProxyMsg> {
+    const feed = (input: SingletonProxyInput<unknown>) => this.driver.feed(input);
+    return {
+      "shardkit.singleton.members": () => this.feedMembers(),
+      "shardkit.singleton.timer": (m) => feed({ type: "timer", key: m.key }),
+      "shardkit.singleton.identified": (m) => {
+        const from = parseNode(m.node);
+        if (from === undefined) return;
+        if (m.instance !== null) {
+          const instance = m.instance as ActorRef<unknown>;
+          this.instances.set(m.node, instance);
+          this.ctx.watchWith(instance as ActorRef<never>, {
+            type: "shardkit.singleton.instance-gone",
+            node: m.node,
+          });
+        }
+        feed({ type: "identify-result", from, found: m.instance !== null });
+      },
+      "shardkit.singleton.instance-gone": (m) => {
+        this.instances.delete(m.node);
+        const at = parseNode(m.node);
+        if (at !== undefined) feed({ type: "singleton-terminated", at });
+      },
+    };
+  }
 }

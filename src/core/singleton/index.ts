@@ -5,10 +5,15 @@
  * machine that locates the instance and buffers messages until then. The drivers in
  * cluster/ feed membership, messages and timers in and perform the outputs.
  */
+
+export {
+  SINGLETON_MANAGER_MESSAGE_TYPES,
+  type SingletonManagerMessage,
+} from "../../protocol/singleton.js";
 export * from "./singleton-errors.js";
 export * from "./singleton-manager.js";
 export * from "./singleton-manager-types.js";
 export * from "./singleton-members.js";
-export * from "./singleton-messages.js";
 export * from "./singleton-proxy.js";
 export * from "./singleton-settings.js";
+export * from "./singleton-wire.js";

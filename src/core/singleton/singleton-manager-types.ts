@@ -3,10 +3,10 @@
  * (singleton-manager.ts). Plain data: the driver feeds inputs and performs outputs in
  * order.
  */
+import type { SingletonManagerMessage } from "../../protocol/singleton.js";
 import type { Member } from "../membership/member.js";
 import type { UniqueAddress } from "../membership/unique-address.js";
 import type { SingletonManagerStuckError } from "./singleton-errors.js";
-import type { SingletonManagerMessage } from "./singleton-messages.js";
 import type { SingletonManagerSettings } from "./singleton-settings.js";
 
 /** The states of the manager (see docs/singleton.md for the diagram). */

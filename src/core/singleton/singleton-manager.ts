@@ -28,6 +28,7 @@
  * in the simulator, and tests read them as a trace.
  */
 import { assert } from "../../base/assert.js";
+import type { SingletonManagerMessage } from "../../protocol/singleton.js";
 import type { Member } from "../membership/member.js";
 import { DEFAULT_DATA_CENTER } from "../membership/member.js";
 import { compareByAge } from "../membership/member-ordering.js";
@@ -56,7 +57,6 @@ import {
   type SingletonScope,
   singletonMembersOf,
 } from "./singleton-members.js";
-import type { SingletonManagerMessage } from "./singleton-messages.js";
 import {
   maxHandOverRetries,
   maxTakeOverRetries,

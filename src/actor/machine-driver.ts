@@ -1,14 +1,17 @@
 /**
- * The one shape of the sharding drivers: an actor feeds its sans-IO machine inputs with
- * the current time and performs the outputs in order, each through one entry of an
- * interpreter table keyed by the output's `type` (so a new output kind that is not
- * performed is a compile error). The helpers below cover what every driver does the
- * same way: timers, persist-then-ack and log lines.
+ * The one shape of the drivers (docs/architecture.md, "One driver shape"): an actor
+ * feeds its sans-IO machine inputs with the current time and performs the outputs in
+ * order, each through one entry of an interpreter table keyed by the output's `type` (so
+ * a new output kind that is not performed is a compile error); the actor's own messages
+ * go through a table of handlers keyed by theirs. Used by the sharding drivers
+ * (cluster/sharding/), the singleton manager and proxy (cluster/singleton/) and the
+ * event-sourced behaviour (actor/event-sourced/). The helpers below cover what every
+ * driver does the same way: timers, persist-then-ack and log lines.
  */
 
-import type { TimerScheduler } from "../../actor/actor-context.js";
-import type { ActorRef } from "../../actor/actor-ref.js";
-import type { LogFields, Logger } from "../../ports/logger.js";
+import type { LogFields, Logger } from "../ports/logger.js";
+import type { TimerScheduler } from "./actor-context.js";
+import type { ActorRef } from "./actor-ref.js";
 
 /** A sans-IO machine: `handle(input, nowMs)` returns the outputs to perform, in order. */
 export interface Machine<I, O> {
@@ -20,9 +23,12 @@ export type Performers<O extends { readonly type: string }> = {
   readonly [K in O["type"]]: (output: Extract<O, { readonly type: K }>) => void;
 };
 
-/** One handler per message `type` (the driver's own messages). */
-export type Handlers<T extends { readonly type: string }> = {
-  readonly [K in T["type"]]: (message: Extract<T, { readonly type: K }>) => void;
+/**
+ * One handler per message `type` (the driver's own messages); `R` is what a handler
+ * returns (nothing, or e.g. the actor's next behavior).
+ */
+export type Handlers<T extends { readonly type: string }, R = void> = {
+  readonly [K in T["type"]]: (message: Extract<T, { readonly type: K }>) => R;
 };
 
 /** Feeds a machine and performs its outputs through a table. */
@@ -44,12 +50,12 @@ export class MachineDriver<I, O extends { readonly type: string }> {
   }
 }
 
-/** Calls the handler of `message.type` in `handlers`. */
-export function dispatch<T extends { readonly type: string }>(
-  handlers: Handlers<T>,
+/** Calls the handler of `message.type` in `handlers` and returns its result. */
+export function dispatch<T extends { readonly type: string }, R = void>(
+  handlers: Handlers<T, R>,
   message: T,
-): void {
-  (handlers[message.type as T["type"]] as (m: T) => void)(message);
+): R {
+  return (handlers[message.type as T["type"]] as (m: T) => R)(message);
 }
 
 /** The `start-timer` / `cancel-timer` outputs: one-shot actor timers, `message(key)` on expiry. */

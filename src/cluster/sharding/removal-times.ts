@@ -5,15 +5,17 @@
  * coordinator singleton already waited the margin does not wait it a second time
  * (docs/sharding-coordinator.md, "Lifecycle of a shard", 5.). One recorder per sharding
  * type and node, subscribed from the type's start, so removals seen before the
- * coordinator starts here are known to it. Bounded: entries older than the margin are
- * dropped (they can no longer shorten any wait), and at most REMOVALS_TRACKED_MAX kept.
+ * coordinator starts here are known to it. An entry older than the margin is kept: it
+ * says the margin has passed (dropping it made a coordinator that starts later, e.g.
+ * after loading its state, wait the whole margin again). Bounded: at most
+ * REMOVALS_TRACKED_MAX entries, the oldest dropped first.
  */
 import type { Disposable } from "../../base/disposable.js";
 import type { CoordinatorRemoval } from "../../core/coordinator/coordinator-io.js";
 import { uniqueAddressToString } from "../../core/membership/unique-address.js";
 import type { Cluster } from "../membership/cluster.js";
 
-/** Bound of the removal table (removals within one margin; a cluster rarely loses more). */
+/** Bound of the removal table (removed incarnations remembered, oldest dropped first). */
 export const REMOVALS_TRACKED_MAX = 10_000;
 
 export class RemovalTimes implements Disposable {
@@ -23,16 +25,14 @@ export class RemovalTimes implements Disposable {
   constructor(
     cluster: Cluster,
     private readonly now: () => number,
-    private readonly marginMs: number,
   ) {
     this.subscription = cluster.subscribe((e) => {
       if (e.type === "member-removed") this.record(uniqueAddressToString(e.member.uniqueAddress));
     });
   }
 
-  /** Removals seen within the last margin, oldest first. */
+  /** Removals seen, oldest first. */
   recent(): CoordinatorRemoval[] {
-    this.prune();
     return [...this.seen].map(([uniqueAddress, atMs]) => ({ uniqueAddress, atMs }));
   }
 
@@ -42,19 +42,10 @@ export class RemovalTimes implements Disposable {
 
   private record(uniqueAddress: string): void {
     if (this.seen.has(uniqueAddress)) return;
-    this.prune();
     if (this.seen.size >= REMOVALS_TRACKED_MAX) {
       const oldest = this.seen.keys().next();
       if (!oldest.done) this.seen.delete(oldest.value);
     }
     this.seen.set(uniqueAddress, this.now());
-  }
-
-  private prune(): void {
-    const horizon = this.now() - this.marginMs;
-    for (const [k, at] of this.seen) {
-      if (at >= horizon) break; // insertion order = time order
-      this.seen.delete(k);
-    }
   }
 }

@@ -442,7 +442,7 @@ export function startShardingType(
           settings: spec.settings.coordinator,
           store: stores.coordinatorStore,
           // the margin counts once, from the removal (removal-times.ts)
-          removals: new RemovalTimes(cluster, () => system.core.clock.now(), spec.removalMarginMs),
+          removals: new RemovalTimes(cluster, () => system.core.clock.now()),
         }) as Behavior<ShardingMsg>,
       });
   const member = uniqueAddressToString(cluster.self);

@@ -1,36 +1,27 @@
 /**
- * A small in-memory OpenTelemetry tracer for tests, implementing the `@opentelemetry/api`
- * interfaces (TracerProvider, Tracer, Span, ContextManager) the way the SDK's
- * BasicTracerProvider + InMemorySpanExporter + AsyncLocalStorageContextManager do for
- * what shardkit uses: parent from the context given to startSpan, ids from node:crypto,
- * every span sampled, finished spans kept in order. (`@opentelemetry/sdk-trace-base`
- * 2.x declares a peer range of `@opentelemetry/api` below the 1.10 this repository
- * uses, so it cannot be installed without forcing npm.)
+ * In-memory tracing for tests with the OpenTelemetry SDK: a BasicTracerProvider whose
+ * SimpleSpanProcessor hands every finished span to the SDK's InMemorySpanExporter, and the
+ * AsyncLocalStorage context manager (`@opentelemetry/context-async-hooks`), registered as
+ * the global provider and context manager, which is how an application sets up tracing.
  *
- * `installMemoryTracing()` registers the provider and the context manager globally and
- * returns the exporter; `uninstall()` restores the no-op globals.
+ * `installMemoryTracing()` returns the exporter (finished spans as plain data, so a child
+ * process can send them over its JSON-lines channel) and `uninstall()`, which restores
+ * the no-op globals.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
-import { randomBytes } from "node:crypto";
 import {
-  type Attributes,
   type AttributeValue,
-  type Context,
-  type ContextManager,
   context,
-  type Link,
-  ROOT_CONTEXT,
-  type Span,
-  type SpanContext,
-  SpanKind,
-  type SpanOptions,
+  type SpanKind,
   type SpanStatus,
-  type TimeInput,
-  TraceFlags,
-  type Tracer,
-  type TracerProvider,
   trace,
 } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 
 /** A finished span as exported (plain data: can be sent over IPC as JSON). */
 export interface FinishedSpan {
@@ -48,177 +39,49 @@ export interface FinishedSpan {
   readonly tracerName: string;
 }
 
-/** Keeps finished spans (the in-memory exporter). */
+function finished(s: ReadableSpan): FinishedSpan {
+  const sc = s.spanContext();
+  const parent = s.parentSpanContext;
+  return {
+    name: s.name,
+    kind: s.kind,
+    traceId: sc.traceId,
+    spanId: sc.spanId,
+    parentSpanId: parent?.spanId,
+    parentIsRemote: parent?.isRemote === true,
+    attributes: { ...s.attributes },
+    status: s.status,
+    events: s.events.map((e) => e.name),
+    tracerName: s.instrumentationScope.name,
+  };
+}
+
+/** The finished spans of the SDK's in-memory exporter, in the order they ended. */
 export class MemorySpanExporter {
-  readonly spans: FinishedSpan[] = [];
+  constructor(private readonly inner: InMemorySpanExporter) {}
+  get spans(): FinishedSpan[] {
+    return this.inner.getFinishedSpans().map(finished);
+  }
   reset(): void {
-    this.spans.length = 0;
+    this.inner.reset();
   }
 }
 
-const hex = (bytes: number) => randomBytes(bytes).toString("hex");
-
-class MemorySpan implements Span {
-  private readonly attributes: Record<string, AttributeValue | undefined> = {};
-  private status: SpanStatus = { code: 0 };
-  private readonly events: string[] = [];
-  private ended = false;
-
-  constructor(
-    private readonly sc: SpanContext,
-    private name: string,
-    private readonly kind: SpanKind,
-    private readonly parent: SpanContext | undefined,
-    private readonly tracerName: string,
-    private readonly exporter: MemorySpanExporter,
-    attributes: Attributes | undefined,
-  ) {
-    if (attributes !== undefined) this.setAttributes(attributes);
-  }
-
-  spanContext(): SpanContext {
-    return this.sc;
-  }
-  setAttribute(key: string, value: AttributeValue): this {
-    if (!this.ended) this.attributes[key] = value;
-    return this;
-  }
-  setAttributes(attributes: Attributes): this {
-    for (const [k, v] of Object.entries(attributes)) this.setAttribute(k, v as AttributeValue);
-    return this;
-  }
-  addEvent(name: string, _a?: unknown, _t?: TimeInput): this {
-    this.events.push(name);
-    return this;
-  }
-  addLink(_link: Link): this {
-    return this;
-  }
-  addLinks(_links: Link[]): this {
-    return this;
-  }
-  setStatus(status: SpanStatus): this {
-    this.status = status;
-    return this;
-  }
-  updateName(name: string): this {
-    this.name = name;
-    return this;
-  }
-  end(_endTime?: TimeInput): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.exporter.spans.push({
-      name: this.name,
-      kind: this.kind,
-      traceId: this.sc.traceId,
-      spanId: this.sc.spanId,
-      parentSpanId: this.parent?.spanId,
-      parentIsRemote: this.parent?.isRemote === true,
-      attributes: { ...this.attributes },
-      status: this.status,
-      events: [...this.events],
-      tracerName: this.tracerName,
-    });
-  }
-  isRecording(): boolean {
-    return !this.ended;
-  }
-  recordException(exception: unknown, _t?: TimeInput): void {
-    this.events.push(
-      `exception: ${exception instanceof Error ? exception.message : String(exception)}`,
-    );
-  }
-}
-
-class MemoryTracer implements Tracer {
-  constructor(
-    private readonly name: string,
-    private readonly exporter: MemorySpanExporter,
-  ) {}
-
-  startSpan(name: string, options: SpanOptions = {}, ctx: Context = context.active()): Span {
-    const parent = options.root === true ? undefined : trace.getSpanContext(ctx);
-    const valid = parent !== undefined && trace.isSpanContextValid(parent);
-    const sc: SpanContext = {
-      traceId: valid ? parent.traceId : hex(16),
-      spanId: hex(8),
-      traceFlags: TraceFlags.SAMPLED,
-      ...(valid && parent.traceState !== undefined ? { traceState: parent.traceState } : {}),
-    };
-    return new MemorySpan(
-      sc,
-      name,
-      options.kind ?? SpanKind.INTERNAL,
-      valid ? parent : undefined,
-      this.name,
-      this.exporter,
-      options.attributes,
-    );
-  }
-
-  startActiveSpan<F extends (span: Span) => unknown>(
-    name: string,
-    ...rest: unknown[]
-  ): ReturnType<F> {
-    const fn = rest[rest.length - 1] as (span: Span) => ReturnType<F>;
-    const options = (rest.length >= 2 ? rest[0] : {}) as SpanOptions;
-    const ctx = (rest.length >= 3 ? rest[1] : context.active()) as Context;
-    const span = this.startSpan(name, options, ctx);
-    return context.with(trace.setSpan(ctx, span), fn, undefined, span);
-  }
-}
-
-class MemoryTracerProvider implements TracerProvider {
-  constructor(private readonly exporter: MemorySpanExporter) {}
-  getTracer(name: string): Tracer {
-    return new MemoryTracer(name, this.exporter);
-  }
-}
-
-/** The active context kept in an AsyncLocalStorage (what context-async-hooks does). */
-class AlsContextManager implements ContextManager {
-  private readonly als = new AsyncLocalStorage<Context>();
-  active(): Context {
-    return this.als.getStore() ?? ROOT_CONTEXT;
-  }
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    ctx: Context,
-    fn: F,
-    thisArg?: ThisParameterType<F>,
-    ...args: A
-  ): ReturnType<F> {
-    return this.als.run(ctx, () => fn.apply(thisArg, args));
-  }
-  bind<T>(ctx: Context, target: T): T {
-    if (typeof target !== "function") return target;
-    const run = (...args: unknown[]) =>
-      this.with(ctx, () => (target as (...a: unknown[]) => unknown)(...args));
-    return run as T;
-  }
-  enable(): this {
-    return this;
-  }
-  disable(): this {
-    this.als.disable();
-    return this;
-  }
-}
-
-/** Registers the in-memory tracer provider and an AsyncLocalStorage context manager. */
+/** Registers the SDK's tracer provider (in-memory exporter) and context manager. */
 export function installMemoryTracing(): {
   readonly exporter: MemorySpanExporter;
   readonly uninstall: () => void;
 } {
-  const exporter = new MemorySpanExporter();
+  const inner = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(inner)] });
   trace.disable();
   context.disable();
-  if (!trace.setGlobalTracerProvider(new MemoryTracerProvider(exporter)))
-    throw new Error("could not register the in-memory tracer provider");
-  if (!context.setGlobalContextManager(new AlsContextManager().enable()))
+  if (!trace.setGlobalTracerProvider(provider))
+    throw new Error("could not register the OpenTelemetry tracer provider");
+  if (!context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable()))
     throw new Error("could not register the context manager");
   return {
-    exporter,
+    exporter: new MemorySpanExporter(inner),
     uninstall: () => {
       trace.disable();
       context.disable();

@@ -11,10 +11,10 @@
  * - during the mixed phase v2 members accepted the old message, and once every member
  *   reports appVersion 2.0.0 the client's new `credit` messages are accepted everywhere.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFailed } from "vitest";
 import { freePorts } from "../cluster-real/cluster-node.js";
 import {
   type Child,
@@ -44,6 +44,9 @@ interface WalletView {
   usd: number;
 }
 
+/** Every member started, for the log file written when the test fails. */
+const started: Child[] = [];
+
 function start(build: UpgradeNodeConfig["build"], port: number, seeds: readonly string[]): Child {
   const config: UpgradeNodeConfig = {
     build,
@@ -52,10 +55,12 @@ function start(build: UpgradeNodeConfig["build"], port: number, seeds: readonly 
     db: join(dir, "wallets.db"),
     wallets: WALLETS,
   };
-  return spawnNode("test/evolution/rolling-upgrade-node.ts", [JSON.stringify(config)], {
+  const child = spawnNode("test/evolution/rolling-upgrade-node.ts", [JSON.stringify(config)], {
     name: `${build}:${port}`,
-    env: { SHARDKIT_LOG_LEVEL: "warn" },
+    env: { SHARDKIT_LOG_LEVEL: process.env.SHARDKIT_UPGRADE_LOG_LEVEL ?? "warn" },
   });
+  started.push(child);
+  return child;
 }
 
 const up = (c: Child) => waitFor(c, (e) => e.event === "up", START_TIMEOUT_MS, "member Up");
@@ -72,6 +77,12 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
 
 describe("rolling upgrade v1 -> v2 under load (real processes, SQLite)", () => {
   it("loses and fails nothing, upcasts v1 events, accepts old and new messages", async () => {
+    onTestFailed(() => {
+      // every member's log (SHARDKIT_UPGRADE_LOG_LEVEL=info for more than warnings)
+      const file = join(tmpdir(), `shardkit-upgrade-failed-${process.pid}.log`);
+      writeFileSync(file, started.map((c) => `=== ${c.name}\n${c.stderr.join("\n")}`).join("\n"));
+      console.log(`logs of every member: ${file}`);
+    });
     const [p0, p1, p2, pc] = (await freePorts(4)) as [number, number, number, number];
     const seeds = [p0, p1, p2].map((p) => `127.0.0.1:${p}`);
     const hosts = [p0, p1, p2].map((p) => start("v1", p, seeds));

@@ -148,6 +148,7 @@ async function runAsks(
   concurrency: number,
   warmupMs: number,
   measureMs: number,
+  windowEnded: () => Promise<void> = async () => {},
 ): Promise<RunResult> {
   const t0 = performance.now();
   const measureFrom = t0 + warmupMs;
@@ -172,6 +173,7 @@ async function runAsks(
     }
   };
   await Promise.all(Array.from({ length: concurrency }, loop));
+  await windowEnded();
   const seconds = (lastDone - measureFrom) / 1000;
   return {
     asks,
@@ -212,6 +214,13 @@ async function childMain(): Promise<void> {
   for (let i = 0; i < ENTITIES; i++) refs.push(sharding.entityRefFor(CounterKey, `counter-${i}`));
   let session: InstanceType<typeof Session> | undefined;
   const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(o)}\n`);
+  const profStop = async (path: string): Promise<void> => {
+    if (session === undefined) throw new Error("profiler not started");
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(path, JSON.stringify(profile));
+    session.disconnect();
+    session = undefined;
+  };
   const handle = async (c: Record<string, unknown>): Promise<Record<string, unknown>> => {
     switch (c.cmd) {
       case "regions":
@@ -226,14 +235,9 @@ async function childMain(): Promise<void> {
         await session.post("Profiler.enable");
         await session.post("Profiler.start");
         return {};
-      case "prof-stop": {
-        if (session === undefined) throw new Error("profiler not started");
-        const { profile } = await session.post("Profiler.stop");
-        writeFileSync(String(c.path), JSON.stringify(profile));
-        session.disconnect();
-        session = undefined;
+      case "prof-stop":
+        await profStop(String(c.path));
         return {};
-      }
       default:
         throw new Error(`unknown command ${String(c.cmd)}`);
     }
@@ -304,10 +308,11 @@ async function run(
   concurrency: number,
   warmupMs: number,
   measureMs: number,
+  profPath?: string,
 ): Promise<RunResult> {
   const r = await request(
     proxy,
-    { cmd: "run", concurrency, warmupMs, measureMs },
+    { cmd: "run", concurrency, warmupMs, measureMs, profPath },
     warmupMs + measureMs + RUN_REPLY_SLACK_MS,
   );
   return r as unknown as RunResult;
@@ -329,19 +334,19 @@ export const proxyGroup: BenchGroup = {
           await run(proxy, HIGH_CONCURRENCY, WARMUP_MS, 0);
           const profiled = profDir === undefined ? [] : [proxy, members[0] as Child];
           await Promise.all(profiled.map((c) => request(c, { cmd: "prof-start" }, CMD_TIMEOUT_MS)));
-          const r = await run(proxy, HIGH_CONCURRENCY, 0, MEASURE_MS);
-          if (profDir !== undefined) {
-            await request(
-              proxy,
-              { cmd: "prof-stop", path: join(profDir, "proxy-c64.cpuprofile") },
-              CMD_TIMEOUT_MS,
-            );
+          const r = await run(
+            proxy,
+            HIGH_CONCURRENCY,
+            0,
+            MEASURE_MS,
+            profDir === undefined ? undefined : join(profDir, "proxy-c64.cpuprofile"),
+          );
+          if (profDir !== undefined)
             await request(
               members[0] as Child,
               { cmd: "prof-stop", path: join(profDir, "member-c64.cpuprofile") },
               CMD_TIMEOUT_MS,
             );
-          }
           const note = noteOf(r, `${HIGH_CONCURRENCY} asks in flight`, WARMUP_MS);
           report({
             metric: "sharding.proxy.ask.c64.throughput",

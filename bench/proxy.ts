@@ -227,7 +227,14 @@ async function childMain(): Promise<void> {
         return { n: (await sharding.getCurrentRegions(CounterKey).catch(() => [])).length };
       case "run":
         return {
-          ...(await runAsks(refs, Number(c.concurrency), Number(c.warmupMs), Number(c.measureMs))),
+          ...(await runAsks(
+            refs,
+            Number(c.concurrency),
+            Number(c.warmupMs),
+            Number(c.measureMs),
+            // the proxy's profile stops with the window, before the percentiles
+            typeof c.profPath === "string" ? () => profStop(String(c.profPath)) : undefined,
+          )),
         };
       case "prof-start":
         session = new Session();

@@ -25,7 +25,7 @@
  * <dir>/member-c64.cpuprofile (node:inspector's Profiler, the same format as --cpu-prof;
  * summarize with `node --import tsx bench/profile-top.ts <file>`).
  *
- * Its own group (`npm run bench -- proxy`, about 45 s): the sharding group is already
+ * Its own group (`npm run bench -- proxy`, about 35 s): the sharding group is already
  * near its 2-minute budget. Every child is killed at the end, also on error.
  */
 

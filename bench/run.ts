@@ -13,6 +13,7 @@ const groups: Record<string, () => Promise<BenchGroup>> = {
   sharding: async () => (await import("./sharding.js")).shardingGroup,
   ddata: async () => (await import("./ddata.js")).ddataGroup,
   bootstorm: async () => (await import("./bootstorm.js")).bootstormGroup,
+  proxy: async () => (await import("./proxy.js")).proxyGroup,
 };
 
 async function main(): Promise<void> {

@@ -1,0 +1,408 @@
+/**
+ * The request path through a proxy (issue 15, items 1 and 2, measurement only), over TCP
+ * on 127.0.0.1 with three child processes (this process only orchestrates):
+ *
+ * - member-1 (the seed) and member-2 join with role "counter" and host Counter entities
+ *   (10 000 entity ids, 100 shards; the coordinator runs on the oldest "counter" member);
+ * - the proxy joins without the role, so `init` starts a proxy-only region there: every
+ *   ask travels proxy -> member region -> shard -> entity, and the reply back.
+ *
+ * The proxy runs `concurrency` loops, each sending `Increment` asks (the entity replies
+ * with its new count) to uniformly random entities of the 10 000, one outstanding per
+ * loop. After a warm-up (which also activates the entities) it measures for a fixed time:
+ *
+ * - sharding.proxy.ask.c64.throughput / .c64.p50.us / .c64.p99.us: 64 loops;
+ * - sharding.proxy.ask.c1.throughput / .c1.p50.us: 1 loop (the same cluster, after c64);
+ * - sharding.proxy.ask.persisted.c64.throughput / .persisted.c64.p99.us: 64 loops, the
+ *   Counter event-sourced (one event per Increment, persisted before the reply) on SQLite,
+ *   one file shared by both members (a fresh cluster and file).
+ *
+ * Latency is from the call of `ask` to its promise settling, per ask; percentiles are
+ * nearest-rank over every ask of the measured window.
+ *
+ * SHARDKIT_BENCH_PROXY_CPU_PROF=<dir>: writes a CPU profile of the proxy and of member-1
+ * covering exactly the measured c64 window (volatile) as <dir>/proxy-c64.cpuprofile and
+ * <dir>/member-c64.cpuprofile (node:inspector's Profiler, the same format as --cpu-prof;
+ * summarize with `node --import tsx bench/profile-top.ts <file>`).
+ *
+ * Its own group (`npm run bench -- proxy`, about 35 s): the sharding group is already
+ * near its 2-minute budget. Every child is killed at the end, also on error.
+ */
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type ActorRef,
+  type Behavior,
+  Behaviors,
+  Effect,
+  type EventCodec,
+  EventSourcedBehavior,
+  persistenceIdOf,
+} from "../src/actor/index.js";
+import { ClusterNode, ClusterSharding, type EntityRef, EntityTypeKey } from "../src/api/index.js";
+import {
+  type SqlitePersistence,
+  sqlitePersistence,
+} from "../src/persistence/sqlite/sqlite-persistence.js";
+import { createNodeRuntime } from "../src/runtime/node/index.js";
+import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
+import { type BenchGroup, percentile, wants } from "./harness.js";
+
+const CHILD_ENV = "SHARDKIT_BENCH_PROXY_CHILD";
+const PROF_ENV = "SHARDKIT_BENCH_PROXY_CPU_PROF";
+const SYSTEM = "benchproxy";
+const ROLE = "counter";
+const ENTITIES = 10_000;
+const SHARDS = 100;
+/** Asks in flight at once (one per loop) for the c64 figures. */
+const HIGH_CONCURRENCY = 64;
+/** Warm-up before each c64 window (the first one also activates the 10 000 entities). */
+const WARMUP_MS = 3_000;
+/** Warm-up before the c1 window (entities are already active). */
+const C1_WARMUP_MS = 1_000;
+/** Each measured window. */
+const MEASURE_MS = 6_000;
+const ASK_TIMEOUT_MS = 30_000;
+const START_TIMEOUT_MS = 30_000;
+/** How long the orchestrator waits for a run's reply beyond its own duration. */
+const RUN_REPLY_SLACK_MS = 30_000;
+const CMD_TIMEOUT_MS = 10_000;
+const POLL_MS = 50;
+/** Cluster settings that only make it form faster (failure detection stays default). */
+const FAST_SETTINGS = {
+  periodicTasksInitialDelayMs: 0,
+  gossipIntervalMs: 200,
+  leaderActionsIntervalMs: 200,
+  heartbeatIntervalMs: 200,
+  seedNodeTimeoutMs: 500,
+};
+
+type CounterMsg = { readonly t: "inc"; readonly replyTo: ActorRef<number> };
+const CounterKey = EntityTypeKey<CounterMsg>("Counter");
+
+function volatileCounter(): Behavior<CounterMsg> {
+  let count = 0;
+  return Behaviors.receiveMessage<CounterMsg>((m) => {
+    count++;
+    m.replyTo.tell(count);
+  });
+}
+
+type Incremented = { readonly d: number };
+const Eff = Effect.of<Incremented, number>();
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const eventCodec: EventCodec<Incremented> = {
+  encode: (v) => ({ serializerId: 101, bytes: enc.encode(JSON.stringify(v)) }),
+  decode: (_id, bytes) => JSON.parse(dec.decode(bytes)) as Incremented,
+};
+
+function persistedCounter(p: SqlitePersistence, entityId: string): Behavior<CounterMsg> {
+  return EventSourcedBehavior.create<CounterMsg, Incremented, number>({
+    persistenceId: persistenceIdOf("Counter", entityId),
+    emptyState: 0,
+    commandHandler: (_s, m) => Eff.persist({ d: 1 }).thenReply(m.replyTo, (s) => s),
+    eventHandler: (s, e) => s + e.d,
+    journal: p.journal,
+    eventCodec,
+  });
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr !== null ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// ------------------------------------------------------------------ child processes
+
+interface ChildConfig {
+  readonly kind: "member" | "proxy";
+  readonly port: number;
+  readonly seedPort: number;
+  /** Members: event-sourced Counters on this SQLite file; absent: volatile. */
+  readonly sqlitePath?: string;
+}
+
+interface RunResult {
+  readonly asks: number;
+  readonly seconds: number;
+  readonly p50us: number;
+  readonly p99us: number;
+}
+
+/** `concurrency` ask loops to random entities; measures only after `warmupMs`. */
+async function runAsks(
+  refs: readonly EntityRef<CounterMsg>[],
+  concurrency: number,
+  warmupMs: number,
+  measureMs: number,
+  windowEnded: () => Promise<void> = async () => {},
+): Promise<RunResult> {
+  const t0 = performance.now();
+  const measureFrom = t0 + warmupMs;
+  const end = measureFrom + measureMs;
+  const lat: number[] = [];
+  let asks = 0;
+  let lastDone = measureFrom;
+  const opts = { timeoutMs: ASK_TIMEOUT_MS };
+  const make = (replyTo: ActorRef<number>): CounterMsg => ({ t: "inc", replyTo });
+  const loop = async (): Promise<void> => {
+    for (;;) {
+      const start = performance.now();
+      if (start >= end) return;
+      const ref = refs[Math.floor(Math.random() * refs.length)] as EntityRef<CounterMsg>;
+      await ref.ask(make, opts);
+      const done = performance.now();
+      if (start >= measureFrom) {
+        lat.push(done - start);
+        asks++;
+        if (done > lastDone) lastDone = done;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  await windowEnded();
+  const seconds = (lastDone - measureFrom) / 1000;
+  return {
+    asks,
+    seconds,
+    p50us: percentile(lat, 50) * 1000,
+    p99us: percentile(lat, 99) * 1000,
+  };
+}
+
+async function childMain(): Promise<void> {
+  const { createInterface } = await import("node:readline");
+  const { Session } = await import("node:inspector/promises");
+  const config = JSON.parse(process.argv[2] ?? "{}") as ChildConfig;
+  const member = config.kind === "member";
+  const node = await ClusterNode.start({
+    systemName: SYSTEM,
+    host: "127.0.0.1",
+    port: config.port,
+    seedNodes: [`127.0.0.1:${config.seedPort}`],
+    roles: member ? [ROLE] : [],
+    settings: FAST_SETTINGS,
+    runtime: createNodeRuntime({ logLevel: "warn" }),
+    handleSignals: false,
+  });
+  const db =
+    member && config.sqlitePath !== undefined
+      ? sqlitePersistence({ path: config.sqlitePath })
+      : undefined;
+  const sharding = ClusterSharding.get(node);
+  sharding.init({
+    typeKey: CounterKey,
+    numberOfShards: SHARDS,
+    role: ROLE,
+    createBehavior: ({ entityId }) =>
+      db === undefined ? volatileCounter() : persistedCounter(db, entityId),
+  });
+  const refs: EntityRef<CounterMsg>[] = [];
+  for (let i = 0; i < ENTITIES; i++) refs.push(sharding.entityRefFor(CounterKey, `counter-${i}`));
+  let session: InstanceType<typeof Session> | undefined;
+  const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(o)}\n`);
+  const profStop = async (path: string): Promise<void> => {
+    if (session === undefined) throw new Error("profiler not started");
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(path, JSON.stringify(profile));
+    session.disconnect();
+    session = undefined;
+  };
+  const handle = async (c: Record<string, unknown>): Promise<Record<string, unknown>> => {
+    switch (c.cmd) {
+      case "regions":
+        return { n: (await sharding.getCurrentRegions(CounterKey).catch(() => [])).length };
+      case "run":
+        return {
+          ...(await runAsks(
+            refs,
+            Number(c.concurrency),
+            Number(c.warmupMs),
+            Number(c.measureMs),
+            // the proxy's profile stops with the window, before the percentiles
+            typeof c.profPath === "string" ? () => profStop(String(c.profPath)) : undefined,
+          )),
+        };
+      case "prof-start":
+        session = new Session();
+        session.connect();
+        await session.post("Profiler.enable");
+        await session.post("Profiler.start");
+        return {};
+      case "prof-stop":
+        await profStop(String(c.path));
+        return {};
+      default:
+        throw new Error(`unknown command ${String(c.cmd)}`);
+    }
+  };
+  createInterface({ input: process.stdin })
+    .on("line", (line) => {
+      const c = JSON.parse(line) as Record<string, unknown>;
+      handle(c).then(
+        (r) => out({ event: "reply", id: c.id, ok: true, ...r }),
+        (e: unknown) => out({ event: "reply", id: c.id, ok: false, error: String(e) }),
+      );
+    })
+    .on("close", () => process.exit(0));
+  node.cluster.registerOnMemberUp(() => out({ event: "ready", address: node.address }));
+}
+
+function spawnChild(config: ChildConfig, name: string): Child {
+  return spawnNode("bench/proxy.ts", [JSON.stringify(config)], {
+    env: { [CHILD_ENV]: "1" },
+    name,
+  });
+}
+
+// ------------------------------------------------------------------ orchestration
+
+interface Cluster {
+  readonly proxy: Child;
+  readonly members: readonly Child[];
+}
+
+/** Starts 2 members and the proxy, runs `body`, and kills all three whatever happens. */
+async function withCluster<T>(
+  sqlitePath: string | undefined,
+  body: (c: Cluster) => Promise<T>,
+): Promise<T> {
+  const children: Child[] = [];
+  try {
+    const seedPort = await freePort();
+    const m1 = spawnChild({ kind: "member", port: seedPort, seedPort, sqlitePath }, "member-1");
+    children.push(m1);
+    await waitFor(m1, (e) => e.event === "ready", START_TIMEOUT_MS, "member-1 ready");
+    const m2 = spawnChild(
+      { kind: "member", port: await freePort(), seedPort, sqlitePath },
+      "member-2",
+    );
+    children.push(m2);
+    const proxy = spawnChild({ kind: "proxy", port: await freePort(), seedPort }, "proxy");
+    children.push(proxy);
+    await Promise.all(
+      [m2, proxy].map((c) => waitFor(c, (e) => e.event === "ready", START_TIMEOUT_MS, "ready")),
+    );
+    // both members' regions are registered with the coordinator before the first ask
+    const end = performance.now() + START_TIMEOUT_MS;
+    for (;;) {
+      const r = await request(proxy, { cmd: "regions" }, CMD_TIMEOUT_MS);
+      if (Number(r.n) >= 2) break;
+      if (performance.now() > end) throw new Error("timed out waiting for 2 regions");
+      await sleep(POLL_MS);
+    }
+    return await body({ proxy, members: [m1, m2] });
+  } finally {
+    await Promise.all(children.map((c) => kill(c)));
+  }
+}
+
+async function run(
+  proxy: Child,
+  concurrency: number,
+  warmupMs: number,
+  measureMs: number,
+  profPath?: string,
+): Promise<RunResult> {
+  const r = await request(
+    proxy,
+    { cmd: "run", concurrency, warmupMs, measureMs, profPath },
+    warmupMs + measureMs + RUN_REPLY_SLACK_MS,
+  );
+  return r as unknown as RunResult;
+}
+
+const throughputOf = (r: RunResult) => r.asks / r.seconds;
+const noteOf = (r: RunResult, extra: string, warmupMs: number) =>
+  `${extra}; ${r.asks} asks in ${r.seconds.toFixed(1)} s after ${warmupMs / 1000} s warm-up, p50 ${Math.round(r.p50us)} µs, p99 ${Math.round(r.p99us)} µs`;
+
+export const proxyGroup: BenchGroup = {
+  name: "proxy",
+  description: `2 member processes (Counter entities) + 1 proxy-only process asking, ${ENTITIES} entities, TCP on 127.0.0.1`,
+  async run(report) {
+    const profDir = process.env[PROF_ENV];
+    if (wants("sharding.proxy.ask.c64") || wants("sharding.proxy.ask.c1"))
+      await withCluster(undefined, async ({ proxy, members }) => {
+        if (wants("sharding.proxy.ask.c64")) {
+          // warm-up run (activates every entity) outside the profiled window
+          await run(proxy, HIGH_CONCURRENCY, WARMUP_MS, 0);
+          const profiled = profDir === undefined ? [] : [proxy, members[0] as Child];
+          await Promise.all(profiled.map((c) => request(c, { cmd: "prof-start" }, CMD_TIMEOUT_MS)));
+          const r = await run(
+            proxy,
+            HIGH_CONCURRENCY,
+            0,
+            MEASURE_MS,
+            profDir === undefined ? undefined : join(profDir, "proxy-c64.cpuprofile"),
+          );
+          if (profDir !== undefined)
+            await request(
+              members[0] as Child,
+              { cmd: "prof-stop", path: join(profDir, "member-c64.cpuprofile") },
+              CMD_TIMEOUT_MS,
+            );
+          const note = noteOf(r, `${HIGH_CONCURRENCY} asks in flight`, WARMUP_MS);
+          report({
+            metric: "sharding.proxy.ask.c64.throughput",
+            value: throughputOf(r),
+            unit: "asks/s",
+            note,
+          });
+          report({ metric: "sharding.proxy.ask.c64.p50.us", value: r.p50us, unit: "µs" });
+          report({ metric: "sharding.proxy.ask.c64.p99.us", value: r.p99us, unit: "µs" });
+        }
+        if (wants("sharding.proxy.ask.c1")) {
+          // without the c64 part first, the entities are activated here
+          const warm = wants("sharding.proxy.ask.c64") ? C1_WARMUP_MS : WARMUP_MS;
+          const r = await run(proxy, 1, warm, MEASURE_MS);
+          report({
+            metric: "sharding.proxy.ask.c1.throughput",
+            value: throughputOf(r),
+            unit: "asks/s",
+            note: noteOf(r, "1 ask in flight", warm),
+          });
+          report({ metric: "sharding.proxy.ask.c1.p50.us", value: r.p50us, unit: "µs" });
+        }
+      });
+    if (wants("sharding.proxy.ask.persisted")) {
+      const dir = mkdtempSync(join(tmpdir(), "shardkit-bench-proxy-"));
+      try {
+        await withCluster(join(dir, "counters.db"), async ({ proxy }) => {
+          const r = await run(proxy, HIGH_CONCURRENCY, WARMUP_MS, MEASURE_MS);
+          report({
+            metric: "sharding.proxy.ask.persisted.c64.throughput",
+            value: throughputOf(r),
+            unit: "asks/s",
+            note: noteOf(
+              r,
+              `${HIGH_CONCURRENCY} in flight, event-sourced on one SQLite file shared by both members (defaults)`,
+              WARMUP_MS,
+            ),
+          });
+          report({
+            metric: "sharding.proxy.ask.persisted.c64.p99.us",
+            value: r.p99us,
+            unit: "µs",
+          });
+        });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  },
+};
+
+if (process.env[CHILD_ENV] === "1") await childMain();

@@ -254,10 +254,14 @@ class RegionDriver {
    * what the local shard gets.
    */
   private deliver(envelope: EntityEnvelope): void {
-    const m = envelope.message;
-    if (m instanceof TracedMessage) {
-      this.deliverTraced(envelope, m);
-      return;
+    // a TracedMessage exists only where this type traces (the same `tracing` as here):
+    // without it, the untraced path costs no type check
+    if (this.options.tracing !== undefined) {
+      const m = envelope.message;
+      if (m instanceof TracedMessage) {
+        this.deliverTraced(envelope, m);
+        return;
+      }
     }
     this.deliverRouted(envelope);
   }
@@ -307,7 +311,8 @@ class RegionDriver {
     const ref = this.refOf(region) as ActorRef<unknown> | undefined;
     if (ref === undefined) return;
     const m = envelope.message;
-    if (m instanceof TracedMessage) this.forwardTraced(ref, region, envelope, m);
+    if (this.options.tracing !== undefined && m instanceof TracedMessage)
+      this.forwardTraced(ref, region, envelope, m);
     else ref.tell(EntityEnvelopeWire.encode(envelope));
   }
 

@@ -418,6 +418,7 @@ class RegionDriver {
         settings: options.shardSettings,
         remember: options.remember,
         lifecycle: options.lifecycle,
+        traced: options.tracing !== undefined,
         ...(options.lease === undefined
           ? {}
           : {

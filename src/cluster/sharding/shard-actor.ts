@@ -66,6 +66,11 @@ export interface ShardActorOptions {
   readonly lifecycle?: ShardLifecycle;
   /** Shard leases: no entity starts before the lease `<type>/<shardId>` is held. */
   readonly lease?: ShardLeaseOptions;
+  /**
+   * The type traces on this node: messages may come as TracedMessage (traced-message.ts).
+   * Default false: the untraced path makes no type check for them.
+   */
+  readonly traced?: boolean;
 }
 
 /** A shard's lease (docs/sharding.md, "Leases and fencing"). */
@@ -193,7 +198,7 @@ class ShardDriver {
   receive(m: ShardCommand): boolean {
     if (m instanceof EntityEnvelope) {
       const message = m.message;
-      if (message instanceof TracedMessage) {
+      if (this.options.traced === true && message instanceof TracedMessage) {
         this.deliverTraced(m, message);
         return false;
       }

@@ -314,6 +314,23 @@ interface LocalTellOptions {
  * second of this process's CPU time (user + system), which a loaded shared machine
  * disturbs much less than wall time.
  */
+/** Refs to the TELL_ENTITIES entities `e-0`... of `key`, each started by one answered ping. */
+async function startedRefs(
+  sharding: ClusterSharding,
+  key: EntityTypeKey<Msg>,
+): Promise<EntityRef<Msg>[]> {
+  const refs: EntityRef<Msg>[] = [];
+  for (let i = 0; i < TELL_ENTITIES; i++) refs.push(sharding.entityRefFor(key, `e-${i}`));
+  await Promise.all(
+    refs.map((r) =>
+      r.ask((replyTo: ActorRef<number>) => ({ t: "ping", replyTo }), {
+        timeoutMs: ASK_TIMEOUT_MS,
+      }),
+    ),
+  );
+  return refs;
+}
+
 async function localTell(o: LocalTellOptions = {}): Promise<number> {
   const key = keyOf(o.schema ?? "none");
   const metrics = o.metrics ?? false;
@@ -321,15 +338,7 @@ async function localTell(o: LocalTellOptions = {}): Promise<number> {
   return withSingle(
     100,
     async ({ node, sharding }) => {
-      const refs: EntityRef<Msg>[] = [];
-      for (let i = 0; i < TELL_ENTITIES; i++) refs.push(sharding.entityRefFor(key, `e-${i}`));
-      await Promise.all(
-        refs.map((r) =>
-          r.ask((replyTo: ActorRef<number>) => ({ t: "ping", replyTo }), {
-            timeoutMs: ASK_TIMEOUT_MS,
-          }),
-        ),
-      );
+      const refs = await startedRefs(sharding, key);
       const msg: Msg = { t: "n" };
       const base = processed;
       const t0 = performance.now();
@@ -416,15 +425,7 @@ async function remoteTell(tracing: boolean, total: number): Promise<number> {
         createBehavior: () => sharedBehavior,
       });
     const sharding = ClusterSharding.get(sender);
-    const refs: EntityRef<Msg>[] = [];
-    for (let i = 0; i < TELL_ENTITIES; i++) refs.push(sharding.entityRefFor(Key, `e-${i}`));
-    await Promise.all(
-      refs.map((r) =>
-        r.ask((replyTo: ActorRef<number>) => ({ t: "ping", replyTo }), {
-          timeoutMs: ASK_TIMEOUT_MS,
-        }),
-      ),
-    );
+    const refs = await startedRefs(sharding, Key);
     const msg: Msg = { t: "n" };
     const base = processed;
     const cpu0 = process.cpuUsage();

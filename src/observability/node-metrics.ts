@@ -14,6 +14,7 @@
 import type { ClusterNode } from "../api/cluster-node.js";
 import { ClusterSharding } from "../api/cluster-sharding.js";
 import type { Disposable } from "../base/disposable.js";
+import { MEMBER_STATUSES } from "../core/membership/member-status.js";
 import type { UniqueAddress } from "../core/membership/unique-address.js";
 import { MetricsRegistry, type ValueSeries } from "./metrics-registry.js";
 
@@ -42,18 +43,6 @@ export const REMOVED_MEMBERS_TRACKED_MAX = 1_000;
 
 /** Bound of the local shard-event ring. */
 export const SHARD_EVENTS_MAX = 200;
-
-const MEMBER_STATUSES = [
-  "joining",
-  "weakly-up",
-  "up",
-  "preparing-for-shutdown",
-  "ready-for-shutdown",
-  "leaving",
-  "exiting",
-  "down",
-  "removed",
-] as const;
 
 /** The registry of a node plus what the dashboard reads from the same observations. */
 export class NodeMetrics implements Disposable {

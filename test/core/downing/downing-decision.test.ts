@@ -58,4 +58,17 @@ describe("downing decision", () => {
       reason: "nothing-unreachable",
     });
   });
+
+  it("lease-majority with the lease downs the unreachable side, and the reason says the lease was acquired", () => {
+    const d = decideDowning(
+      { type: "lease-majority", acquireLeaseDelayForMinorityMs: 2000 },
+      view,
+      { leaseAcquired: true },
+    );
+    if (d.type !== "down") throw new Error(d.type);
+    expect(d.decision).toBe("down-unreachable");
+    expect(d.down).toEqual([c]);
+    expect(d.selfDowned).toBe(false);
+    expect(d.reason.endsWith(" (lease acquired)")).toBe(true);
+  });
 });

@@ -99,10 +99,15 @@ describe("shardkit cluster commands against a live cluster", () => {
     const r = await until(
       async () => {
         const x = await cli("shards", TYPE, "--url", urlOf(a), "--token", TOKEN);
-        return x.out.at(-1)?.includes(`${ENTITIES.length} entit(ies)`) ? x : undefined;
+        // every region registered (a member's may come late on a loaded machine) and
+        // every entity counted
+        const regions = x.out.filter((l) => l.startsWith("sk@")).length;
+        return regions === 3 && x.out.at(-1)?.includes(`${ENTITIES.length} entit(ies)`)
+          ? x
+          : undefined;
       },
       15_000,
-      "entities counted",
+      "3 regions and every entity counted",
     );
     expect(r.code).toBe(0);
     expect(r.out[0]).toMatch(/^REGION NODE\s+SHARDS\s+ENTITIES$/);

@@ -2,46 +2,18 @@
  * Membership messages on the CONTROL lane: gossip, gossip status, join conversation,
  * heartbeats, exiting confirmation. Each is msgpack-encoded plain data after one kind
  * byte (added by remoting); decoding validates shapes and returns undefined on bad input.
+ * The message types live in core/membership/membership-messages.ts (the machine speaks them).
  */
 
-import type { Gossip } from "../../core/membership/gossip.js";
+import {
+  MembershipKind,
+  type MembershipMessage,
+} from "../../core/membership/membership-messages.js";
 import type { SerializerRegistry } from "../../protocol/serializer-registry.js";
 import { decodePlainRecord, encodePlain } from "../remoting/plain-payload.js";
 import { gossipFromWire, gossipToWire, type WireGossip } from "./gossip-codec.js";
 
-export const MembershipKind = {
-  Gossip: 16,
-  GossipStatus: 17,
-  Join: 18,
-  Welcome: 19,
-  InitJoin: 20,
-  InitJoinAck: 21,
-  InitJoinNack: 22,
-  Heartbeat: 23,
-  HeartbeatRsp: 24,
-  ExitingConfirmed: 25,
-} as const;
-export type MembershipKind = (typeof MembershipKind)[keyof typeof MembershipKind];
-
-export type MembershipMessage =
-  | { readonly kind: typeof MembershipKind.Gossip; readonly to: string; readonly gossip: Gossip }
-  | {
-      readonly kind: typeof MembershipKind.GossipStatus;
-      readonly version: [string, number][];
-      readonly seenDigest: number;
-    }
-  | {
-      readonly kind: typeof MembershipKind.Join;
-      readonly roles: string[];
-      readonly appVersion: string;
-    }
-  | { readonly kind: typeof MembershipKind.Welcome; readonly gossip: Gossip }
-  | { readonly kind: typeof MembershipKind.InitJoin }
-  | { readonly kind: typeof MembershipKind.InitJoinAck }
-  | { readonly kind: typeof MembershipKind.InitJoinNack }
-  | { readonly kind: typeof MembershipKind.Heartbeat; readonly seq: number }
-  | { readonly kind: typeof MembershipKind.HeartbeatRsp; readonly seq: number }
-  | { readonly kind: typeof MembershipKind.ExitingConfirmed; readonly node: string };
+export { MembershipKind, type MembershipMessage };
 
 type Body = Record<string, unknown>;
 

@@ -1,0 +1,40 @@
+/**
+ * The membership messages as plain data: what the membership machine
+ * (membership-machine.ts) receives and sends. The wire codec is in
+ * cluster/membership/membership-messages.ts; each kind is one CONTROL-lane kind byte.
+ */
+import type { Gossip } from "./gossip.js";
+
+export const MembershipKind = {
+  Gossip: 16,
+  GossipStatus: 17,
+  Join: 18,
+  Welcome: 19,
+  InitJoin: 20,
+  InitJoinAck: 21,
+  InitJoinNack: 22,
+  Heartbeat: 23,
+  HeartbeatRsp: 24,
+  ExitingConfirmed: 25,
+} as const;
+export type MembershipKind = (typeof MembershipKind)[keyof typeof MembershipKind];
+
+export type MembershipMessage =
+  | { readonly kind: typeof MembershipKind.Gossip; readonly to: string; readonly gossip: Gossip }
+  | {
+      readonly kind: typeof MembershipKind.GossipStatus;
+      readonly version: [string, number][];
+      readonly seenDigest: number;
+    }
+  | {
+      readonly kind: typeof MembershipKind.Join;
+      readonly roles: string[];
+      readonly appVersion: string;
+    }
+  | { readonly kind: typeof MembershipKind.Welcome; readonly gossip: Gossip }
+  | { readonly kind: typeof MembershipKind.InitJoin }
+  | { readonly kind: typeof MembershipKind.InitJoinAck }
+  | { readonly kind: typeof MembershipKind.InitJoinNack }
+  | { readonly kind: typeof MembershipKind.Heartbeat; readonly seq: number }
+  | { readonly kind: typeof MembershipKind.HeartbeatRsp; readonly seq: number }
+  | { readonly kind: typeof MembershipKind.ExitingConfirmed; readonly node: string };

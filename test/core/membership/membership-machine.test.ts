@@ -1,0 +1,244 @@
+/**
+ * Scripted interaction tests of the membership machine (src/core/membership/
+ * membership-machine.ts): a few machines in a MembershipWorld (./membership-world.ts,
+ * which also explains the trace lines), fed step by step; each test states the outputs
+ * or decisions the inputs must produce. Heartbeats are left out of the traces.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  downAllWhenUnstableMsOf,
+  resolveSbrSettings,
+} from "../../../src/core/downing/sbr-settings.js";
+import { MembershipWorld, TICK_MS } from "./membership-world.js";
+
+const noGossip = (lines: readonly string[]) =>
+  lines.filter((l) => !/ (Gossip|GossipStatus)$/.test(l));
+const decisions = (w: MembershipWorld, from = 0) =>
+  w.trace
+    .map((l, i) => ({ l, t: w.times[i] as number }))
+    .filter((x) => x.t >= from && / DOWN |self-removed/.test(x.l))
+    .map((x) => `${x.t} ${x.l}`);
+
+describe("membership machine: joining", () => {
+  it("a new member joins through the seed and the leader moves it to up", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.add("a").add("b");
+    // the first seed alone forms the cluster and is up at once
+    expect(w.feed("a", { type: "start" })).toEqual([
+      "a: info formed a new cluster",
+      "a: member-joined a",
+      "a: leader-changed a",
+      "a: member-up a",
+    ]);
+    expect(w.feed("b", { type: "start" })).toEqual(["b -> a InitJoin"]);
+    expect(w.deliver()).toEqual([
+      "a -> b InitJoinAck",
+      "b -> a Join",
+      "a: info node joining",
+      "a: member-joined b",
+      "a -> b Welcome",
+      "b: info welcomed into the cluster",
+      "b: member-up a",
+      "b: member-joined b",
+      "b: leader-changed a",
+      // b has seen the welcome gossip and tells a so
+      "b -> a Gossip",
+    ]);
+    expect(w.view("a")).toBe("a=up b=joining");
+    // every member has seen the state: the leader moves b up on its next round
+    expect(w.feed("a", { type: "leader-tick" })).toEqual(["a: member-up b"]);
+    // the change goes to every member with the next gossip round
+    expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b Gossip"]);
+    expect(w.deliver()).toEqual(["b: member-up b", "b -> a Gossip"]);
+    expect(w.view("b")).toBe("a=up b=up");
+    // no second broadcast: later rounds are digests and targeted gossip
+    expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b GossipStatus"]);
+  });
+
+  it("a join request to a node that is no member yet gets no welcome", () => {
+    const w = new MembershipWorld();
+    w.add("a").add("b");
+    expect(w.feed("b", { type: "join", to: { ...addressOfName("a") } })).toEqual(["b -> a Join"]);
+    expect(noGossip(w.deliver())).toEqual(["a: info join refused"]);
+    expect(w.isMember("b")).toBe(false);
+  });
+});
+
+function addressOfName(name: string) {
+  return { protocol: "shardkit", system: "sk", host: name, port: 2552 };
+}
+
+describe("membership machine: split brain resolver", () => {
+  it("keep-majority downs an unreachable member once the view was stable for stable-after", () => {
+    const stableAfterMs = 5000;
+    const w = new MembershipWorld({ seeds: ["a"], downing: { stableAfterMs } });
+    w.formCluster(["a", "b", "c"]);
+    const cut = w.now;
+    w.partition(["a", "b"], ["c"]);
+    w.run(stableAfterMs + 10_000);
+    const seen = w.when("a: unreachable-member c") as number;
+    expect(seen).toBeGreaterThan(cut);
+    const downed = w.when(
+      "a: DOWN c (keep-majority: majority: 2 reachable vs 1 unreachable members)",
+    );
+    // on the first leader round once the view has not changed for stableAfterMs
+    expect(downed).toBeGreaterThanOrEqual(seen + stableAfterMs);
+    expect(downed).toBeLessThan(seen + stableAfterMs + TICK_MS + 1);
+    // the other side decides the same on its own and stops
+    expect(decisions(w, cut)).toEqual([
+      `${downed} a: DOWN c (keep-majority: majority: 2 reachable vs 1 unreachable members)`,
+      `${downed} c: DOWN c (keep-majority: minority: 1 reachable vs 2 unreachable members)`,
+      `${downed} c: self-removed (this member was downed)`,
+    ]);
+    // b is no leader: it only learns the decision; the leader removes c and quarantines it
+    expect(w.trace.filter((l) => l.startsWith("b: DOWN"))).toEqual([]);
+    expect(w.trace).toContain("a: quarantine c");
+    expect(w.trace).toContain("a: member-removed c (was down)");
+    expect(w.view("a")).toBe("a=up b=up");
+  });
+
+  it("down-all-when-unstable: a view that never settles around a lasting failure downs all", () => {
+    const stableAfterMs = 10_000;
+    const w = new MembershipWorld({ seeds: ["a"], downing: { stableAfterMs } });
+    const boundMs = downAllWhenUnstableMsOf(resolveSbrSettings({ stableAfterMs }));
+    w.formCluster(["a", "b", "c"]);
+    const cut = w.now;
+    // c is cut off for good; the link a-b flaps, so b's view keeps changing
+    w.partition(["a", "b"], ["c"]);
+    for (let i = 0; i < 4; i++) {
+      w.partition(["a"], ["b"]);
+      w.run(6000);
+      w.heal(["a"], ["b"]);
+      w.run(2000);
+    }
+    const firstChange = w.when("b: unreachable-member a") as number;
+    const all = decisions(w, cut);
+    const bDown = all.find((l) => l.includes("b: DOWN")) as string;
+    expect(bDown).toMatch(/^\d+ b: DOWN a,b,c \(down-all-when-unstable after \d+ ms\)$/);
+    const at = Number(bDown.split(" ")[0]);
+    const unstableFor = Number(/after (\d+) ms/.exec(bDown)?.[1]);
+    // only after stable-after plus the bound, counted from the episode's first change
+    expect(unstableFor).toBeGreaterThan(stableAfterMs + boundMs);
+    expect(at - firstChange).toBe(unstableFor);
+    expect(all).toEqual([
+      // c's own view ({a, b} away) was stable: keep-majority, it is the minority
+      expect.stringMatching(/^\d+ c: DOWN c \(keep-majority: minority/),
+      expect.stringMatching(/^\d+ c: self-removed/),
+      // a and b see the same flapping view: both down all, at the same round
+      `${at} a: DOWN a,b,c (down-all-when-unstable after ${unstableFor} ms)`,
+      `${at} a: self-removed (this member was downed)`,
+      bDown,
+      `${at} b: self-removed (this member was downed)`,
+    ]);
+  });
+
+  it("lease-majority asks for the lease and decides on the answer", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      hasLease: true,
+      downing: {
+        stableAfterMs: 5000,
+        activeStrategy: "lease-majority",
+        leaseMajority: { leaseImplementation: "test-lease" },
+      },
+    });
+    w.formCluster(["a", "b", "c"]);
+    w.partition(["a", "b"], ["c"]);
+    const lines = w.run(12_000);
+    // the majority side asks at once, the minority after acquireLeaseDelayForMinorityMs
+    expect(lines).toContain("a: acquire-lease 0");
+    expect(lines).toContain("c: acquire-lease 2000");
+    // asked once while the answer is outstanding
+    expect(lines.filter((l) => l === "a: acquire-lease 0")).toHaveLength(1);
+    expect(noGossip(w.feed("c", { type: "lease-result", acquired: false }))).toEqual([
+      expect.stringMatching(/^c: DOWN c \(lease-majority/),
+      "c: member-downed c",
+      "c: leader-changed -",
+      "c: warn removed from the cluster; stopping",
+      "c: self-removed (this member was downed)",
+    ]);
+    expect(noGossip(w.feed("a", { type: "lease-result", acquired: true }))).toEqual([
+      expect.stringMatching(/^a: DOWN c \(lease-majority/),
+      "a: member-downed c",
+    ]);
+  });
+});
+
+describe("membership machine: own stall", () => {
+  const STALL_WARNING =
+    "a: warn this member itself was stalled (event loop blocked or starved of CPU) longer " +
+    "than the acceptable heartbeat pause: that time does not count against the members it " +
+    "monitors, and it marks no member unreachable until it has heard them again";
+
+  it("a stalled member marks no one unreachable after the stall; its peers see it again", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    w.pause("a");
+    w.run(8000);
+    // meanwhile its monitors did see a stop answering
+    expect(w.machine("b").state.latestGossip.overview.reachability.records.length).toBeGreaterThan(
+      0,
+    );
+    expect(w.resume("a")).toEqual([STALL_WARNING]);
+    const after = w.run(5000);
+    expect(after.filter((l) => l.startsWith("a: warn marking"))).toEqual([]);
+    expect(after).toContain("b: reachable-member a");
+    expect(after).toContain("c: reachable-member a");
+    expect(w.machine("a").state.latestGossip.overview.reachability.records).toEqual([]);
+  });
+
+  it("without the stall measured, the same pause makes it mark both peers unreachable", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    w.pause("a");
+    w.run(8000);
+    expect(noGossip(w.resume("a", false)).filter((l) => l.startsWith("a: "))).toEqual([
+      "a: warn marking node as unreachable",
+      "a: warn marking node as unreachable",
+      "a: unreachable-member b",
+      "a: unreachable-member c",
+    ]);
+  });
+});
+
+describe("membership machine: a partition within one failure-detection time of a decision", () => {
+  /**
+   * The seed 692 family (docs/cluster.md, "Known issue"): e is paused, a, b and d mark it
+   * unreachable; 3 s before a's stable deadline the partition {a,d} | {b,e} begins and e
+   * resumes. a decides on records that are out of date, each side goes on by itself.
+   */
+  it("each side decides on its own view; the downed e runs on until its own resolver stops it", () => {
+    const stableAfterMs = 10_000;
+    const w = new MembershipWorld({ seeds: ["a"], downing: { stableAfterMs } });
+    w.formCluster(["a", "b", "d", "e"]);
+    const start = w.now;
+    w.pause("e");
+    w.runUntil(() => w.when("a: unreachable-member e") !== undefined, 20_000);
+    const seen = w.when("a: unreachable-member e") as number;
+    // 3 s before a's stable deadline: less than one failure-detection time
+    w.run(seen + stableAfterMs - 3000 - w.now);
+    const cut = w.now;
+    w.partition(["a", "d"], ["b", "e"]);
+    w.resume("e");
+    w.run(30_000);
+    expect(decisions(w, start)).toEqual([
+      // a, at its stable deadline 3 s after the cut, still counts b on its side
+      `${cut + 3000} a: DOWN e (keep-majority: majority: 3 reachable vs 1 unreachable members)`,
+      // b's view changes (e back, then a and d away): it never settles, b downs all
+      `${cut + 11_000} b: DOWN a,b,d,e (down-all-when-unstable after 18000 ms)`,
+      `${cut + 11_000} b: self-removed (this member was downed)`,
+      // a's side settles on {b} unreachable and goes on as {a, d}
+      `${cut + 15_000} a: DOWN b (keep-majority: majority: 2 reachable vs 1 unreachable members)`,
+      // e, downed by a 19 s earlier, learns nothing of it and stops only by its own resolver
+      `${cut + 22_000} e: DOWN a,b,d,e (down-all-when-unstable after 18000 ms)`,
+      `${cut + 22_000} e: self-removed (this member was downed)`,
+    ]);
+    // a removes e only once b is downed too (convergence needs it), 16 s after the cut:
+    // with the removal margin counted from there, e has stopped before its shards move
+    const removed = w.when("a: member-removed e (was down)") as number;
+    expect(removed).toBe(cut + 16_000);
+    const marginMs = stableAfterMs + downAllWhenUnstableMsOf(resolveSbrSettings({ stableAfterMs }));
+    expect(cut + 22_000).toBeLessThan(removed + marginMs);
+    expect(w.view("a")).toBe("a=up d=up");
+  });
+});

@@ -346,25 +346,19 @@ export class MembershipMachine {
   private down(host: string, port: number): void {
     const m = this.memberAt(host, port);
     if (m === undefined || m.status === "down") return;
-    this.setState(
-      withLatestGossip(
-        this.ms,
-        stampLocalChange(markAsDown(this.ms.latestGossip, m.uniqueAddress), this.self),
-      ),
-    );
-    this.broadcastPending = true;
+    this.localChange(markAsDown(this.ms.latestGossip, m.uniqueAddress));
   }
 
   private changeMember(host: string, port: number, f: (m: Member) => Member | undefined): void {
     const m = this.memberAt(host, port);
     const changed = m === undefined ? undefined : f(m);
     if (changed === undefined) return;
-    this.setState(
-      withLatestGossip(
-        this.ms,
-        stampLocalChange(updateMembers(this.ms.latestGossip, [changed]), this.self),
-      ),
-    );
+    this.localChange(updateMembers(this.ms.latestGossip, [changed]));
+  }
+
+  /** A change this node made (command, resolver): stamped, applied, then broadcast. */
+  private localChange(g: Gossip): void {
+    this.setState(withLatestGossip(this.ms, stampLocalChange(g, this.self)));
     this.broadcastPending = true;
   }
 
@@ -722,8 +716,7 @@ export class MembershipMachine {
       if (key(n) !== selfKey && findMember(g, n) !== undefined) g = markAsDown(g, n);
     if (nodes.some((n) => key(n) === selfKey)) g = markAsDown(g, this.self);
     this.sbr.decisionApplied(this.nowMs);
-    this.setState(withLatestGossip(this.ms, stampLocalChange(g, this.self)));
-    this.broadcastPending = true;
+    this.localChange(g);
   }
 
   // ------------------------------------------------------------------ messages

@@ -382,8 +382,10 @@ export class Cluster {
       },
       publish: (o) => this.publish(o.event),
       quarantine: (o) => this.quarantine(o.node, o.afterMs, o.reason),
-      downing: (o) =>
-        this.log.warn(`${o.by}: downing`, { nodes: o.nodes.map(key), reason: o.reason }),
+      downing: (o) => {
+        if (o.nodes.length > 0)
+          this.log.warn(`${o.by}: downing`, { nodes: o.nodes.map(key), reason: o.reason });
+      },
       "acquire-lease": (o) => this.acquireLease(o.delayMs),
       "start-seed-timer": (o) => this.startSeedTimer(o.timer, o.delayMs),
       "cancel-seed-timer": (o) => {

@@ -24,7 +24,7 @@
  * machine has no clock of its own.
  */
 import { AutoDownTracker } from "../downing/auto-down.js";
-import { decideDowning } from "../downing/downing-decision.js";
+import { decideDowning, type SbrDecisionKind } from "../downing/downing-decision.js";
 import { downingStrategyOf } from "../downing/downing-strategy.js";
 import { countsAsFirstConvergence, gateBeforeFirstConvergence } from "../downing/sbr-formation.js";
 import { downAllWhenUnstableMsOf, type SbrSettings } from "../downing/sbr-settings.js";
@@ -105,6 +105,9 @@ export interface MembershipMachineConfig {
 /** The periodic ticks; the driver runs one timer per kind at its interval setting. */
 export type MembershipTick = "gossip" | "leader" | "reaper" | "heartbeat";
 
+/** What a downing decision was: the resolver's kind, down-all-when-unstable or auto-down. */
+export type DowningDecisionKind = SbrDecisionKind | "down-all-when-unstable" | "auto-down";
+
 /** What the driver feeds the machine. */
 export type MembershipInput =
   /** Begin the seed-node conversation (when seed nodes are configured). */
@@ -149,10 +152,15 @@ export type MembershipOutput =
       readonly afterMs: number | undefined;
       readonly reason: string;
     }
-  /** A downing decision applied to the gossip (resolver, auto-down); the hook to count it. */
+  /**
+   * Every downing decision (resolver, auto-down), once, before it is applied: the hook to
+   * count decisions by kind. `nodes` is what it downs after the formation gate (empty:
+   * everything was withheld, nothing changes).
+   */
   | {
       readonly type: "downing";
       readonly by: "split brain resolver" | "auto-down";
+      readonly decision: DowningDecisionKind;
       readonly nodes: readonly UniqueAddress[];
       readonly reason: string;
     }
@@ -310,6 +318,11 @@ export class MembershipMachine {
   /** Whether the seed-node conversation runs (seed nodes were configured). */
   get joinsThroughSeeds(): boolean {
     return this.seedJoin !== null;
+  }
+
+  /** The phi accrual detector of each monitored member, by unique address (read-only). */
+  get failureDetectors(): ReadonlyMap<string, PhiAccrualFailureDetector> {
+    return this.detectors;
   }
 
   /** The members of `state` that confirmed they are exiting (counted for convergence). */
@@ -632,6 +645,7 @@ export class MembershipMachine {
       this.applySbrDowning(
         g.members.map((m) => m.uniqueAddress),
         `down-all-when-unstable after ${tick.unstableForMs} ms`,
+        "down-all-when-unstable",
       );
       return;
     }
@@ -645,7 +659,7 @@ export class MembershipMachine {
       return;
     }
     if (outcome.type !== "down") return;
-    this.applySbrDowning(outcome.down, outcome.reason);
+    this.applySbrDowning(outcome.down, outcome.reason, outcome.decision);
   }
 
   private decideWithLease(leaseAcquired: boolean): void {
@@ -653,11 +667,16 @@ export class MembershipMachine {
     const outcome = decideDowning(downingStrategyOf(this.sbrSettings), sbrViewOf(this.ms), {
       leaseAcquired,
     });
-    if (outcome.type === "down") this.applySbrDowning(outcome.down, outcome.reason);
+    if (outcome.type === "down")
+      this.applySbrDowning(outcome.down, outcome.reason, outcome.decision);
   }
 
   /** A resolver decision, through the formation gate (core/downing/sbr-formation.ts). */
-  private applySbrDowning(nodes: readonly UniqueAddress[], reason: string): void {
+  private applySbrDowning(
+    nodes: readonly UniqueAddress[],
+    reason: string,
+    decision: DowningDecisionKind,
+  ): void {
     const gate = gateBeforeFirstConvergence(
       nodes,
       this.self,
@@ -675,7 +694,7 @@ export class MembershipMachine {
         );
       this.withheldDowningKey = k;
     }
-    this.applyDowning(gate.down, reason, "split brain resolver");
+    this.applyDowning(gate.down, reason, "split brain resolver", decision);
   }
 
   /** auto-down: the leader of this side downs every member unreachable for afterMs. */
@@ -688,6 +707,7 @@ export class MembershipMachine {
     this.applyDowning(
       due.map((m) => m.uniqueAddress),
       `auto-down: unreachable for at least ${afterMs} ms`,
+      "auto-down",
       "auto-down",
     );
   }
@@ -707,9 +727,10 @@ export class MembershipMachine {
     nodes: readonly UniqueAddress[],
     reason: string,
     by: "split brain resolver" | "auto-down",
+    decision: DowningDecisionKind,
   ): void {
+    this.out.push({ type: "downing", by, decision, nodes, reason });
     if (nodes.length === 0) return;
-    this.out.push({ type: "downing", by, nodes, reason });
     let g = this.ms.latestGossip;
     const selfKey = key(this.self);
     for (const n of nodes)

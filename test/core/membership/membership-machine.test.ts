@@ -11,6 +11,10 @@ import {
 } from "../../../src/core/downing/sbr-settings.js";
 import { MembershipWorld, TICK_MS } from "./membership-world.js";
 
+const downingKinds = (w: MembershipWorld) =>
+  w.outputs.flatMap(({ node, output }) =>
+    output.type === "downing" ? [`${node} ${output.decision}`] : [],
+  );
 const noGossip = (lines: readonly string[]) =>
   lines.filter((l) => !/ (Gossip|GossipStatus)$/.test(l));
 const decisions = (w: MembershipWorld, from = 0) =>
@@ -90,6 +94,8 @@ describe("membership machine: split brain resolver", () => {
       `${downed} c: DOWN c (keep-majority: minority: 1 reachable vs 2 unreachable members)`,
       `${downed} c: self-removed (this member was downed)`,
     ]);
+    // each decision passes the `downing` output once, with its kind (the counting hook)
+    expect(downingKinds(w)).toEqual(["a down-unreachable", "c down-reachable"]);
     // b is no leader: it only learns the decision; the leader removes c and quarantines it
     expect(w.trace.filter((l) => l.startsWith("b: DOWN"))).toEqual([]);
     expect(w.trace).toContain("a: quarantine c");
@@ -129,6 +135,11 @@ describe("membership machine: split brain resolver", () => {
       `${at} a: self-removed (this member was downed)`,
       bDown,
       `${at} b: self-removed (this member was downed)`,
+    ]);
+    expect(downingKinds(w)).toEqual([
+      "c down-reachable",
+      "a down-all-when-unstable",
+      "b down-all-when-unstable",
     ]);
   });
 

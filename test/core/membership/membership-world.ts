@@ -9,7 +9,8 @@
  *
  *   `a -> b Gossip`            a message (kind name; `!` after the kind when urgent)
  *   `a: member-up b`           an event a published (`leader-changed a`, ...)
- *   `a: DOWN b,c (reason)`     a downing decision of a's resolver or auto-down
+ *   `a: DOWN b,c (reason)`     a downing decision of a's resolver or auto-down (`nothing`
+ *                              when the formation gate withheld every node)
  *   `a: quarantine b`          a removed incarnation quarantined (`after <ms>` when delayed)
  *   `a: acquire-lease <ms>`    lease-majority asks for the lease
  *   `a: self-removed (reason)` a is removed and stops: its machine gets no more inputs
@@ -79,6 +80,8 @@ export class MembershipWorld {
   readonly trace: string[] = [];
   /** The virtual time of each trace line. */
   readonly times: number[] = [];
+  /** Every output as performed, with its node (for what the trace lines leave out). */
+  readonly outputs: { readonly node: string; readonly output: MembershipOutput }[] = [];
   traceHeartbeats = false;
   private readonly nodes = new Map<string, WorldNode>();
   private readonly queue: InFlight[] = [];
@@ -264,6 +267,7 @@ export class MembershipWorld {
 
   private perform(n: WorldNode, o: MembershipOutput): void {
     const me = n.name;
+    this.outputs.push({ node: me, output: o });
     switch (o.type) {
       case "send": {
         const to = o.to.host;
@@ -288,7 +292,9 @@ export class MembershipWorld {
         );
         return;
       case "downing":
-        this.record(`${me}: DOWN ${o.nodes.map((x) => x.address.host).join(",")} (${o.reason})`);
+        this.record(
+          `${me}: DOWN ${o.nodes.map((x) => x.address.host).join(",") || "nothing"} (${o.reason})`,
+        );
         return;
       case "acquire-lease":
         this.record(`${me}: acquire-lease ${o.delayMs}`);

@@ -66,6 +66,7 @@ import {
   decodeMembershipMessage,
   encodeMembershipMessage,
   MembershipKind,
+  type MembershipMessage,
 } from "./membership-messages.js";
 
 export interface ClusterOptions {
@@ -370,13 +371,7 @@ export class Cluster {
 
   private performers(): Performers<MembershipOutput> {
     return {
-      send: (o) =>
-        this.send(
-          o.to,
-          o.message.kind,
-          encodeMembershipMessage(this.remoting.registry, o.message),
-          o.urgent,
-        ),
+      send: (o) => this.send(o.to, o.message, o.urgent),
       "state-changed": (o) => {
         this.view = o.state;
       },
@@ -401,9 +396,11 @@ export class Cluster {
     };
   }
 
-  private send(to: Address, kind: number, payload: Uint8Array, urgent: boolean): void {
+  /** Every membership message leaves here: the place to count them by kind and bytes. */
+  private send(to: Address, m: MembershipMessage, urgent: boolean): void {
     if (this.stopped) return;
-    this.remoting.sendControl(wireNodeOf(to), kind, payload, urgent);
+    const payload = encodeMembershipMessage(this.remoting.registry, m);
+    this.remoting.sendControl(wireNodeOf(to), m.kind, payload, urgent);
   }
 
   private publish(e: ClusterEvent): void {

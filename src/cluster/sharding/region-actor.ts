@@ -141,8 +141,13 @@ class RegionDriver {
     this.identify();
     // A removed member's regions are gone: forget the homes they had, so messages for
     // their shards wait for the coordinator's new allocation instead of being forwarded.
+    // With shard leases the same happens when the member becomes unreachable: the
+    // coordinator moves its shards without waiting for the removal (coordinator settings,
+    // unreachableMoveAfterMs) and answers requests for them once they have a new home, or
+    // the old one again if the member comes back first.
+    const leased = options.lease !== undefined;
     const sub = options.cluster.subscribe((e) => {
-      if (e.type !== "member-removed") return;
+      if (e.type !== "member-removed" && !(leased && e.type === "unreachable-member")) return;
       const a = e.member.uniqueAddress.address;
       ctx.self.tell({
         type: "shardkit.region.node-removed",

@@ -112,7 +112,7 @@ export interface ShardLeaseOption extends Partial<ShardLeaseSettings> {
 
 /** Settings of a type's coordinator, regions and shards (rememberEntities: the option). */
 export interface ShardingSettingsOptions {
-  readonly coordinator?: Partial<Omit<CoordinatorSettings, "rememberEntities">>;
+  readonly coordinator?: Partial<Omit<CoordinatorSettings, "rememberEntities" | "shardsLeased">>;
   readonly region?: Partial<RegionSettings>;
   readonly shard?: Partial<Omit<ShardSettings, "rememberEntities">>;
 }
@@ -259,6 +259,14 @@ export function resolveShardingTypeSpec(
   const lease = resolveShardLease(input.lease, input.persistence);
   if (input.tracing !== undefined && typeof input.tracing !== "boolean")
     throw new ConfigError("tracing", input.tracing, "a boolean");
+  const leasedOverride = (input.settings?.coordinator as { shardsLeased?: unknown } | undefined)
+    ?.shardsLeased;
+  if (leasedOverride !== undefined)
+    throw new ConfigError(
+      "settings.coordinator.shardsLeased",
+      leasedOverride,
+      "not a setting of its own: it follows the type's `lease` option",
+    );
   const { rememberEntities } = stores;
   return {
     typeName: input.typeName,
@@ -280,6 +288,8 @@ export function resolveShardingTypeSpec(
         // lease expired, so a removed region's shards move at once.
         regionRemovalMarginMs: lease === undefined ? removalMarginMs : 0,
         ...input.settings?.coordinator,
+        // and those of an unreachable member move without waiting for its removal
+        shardsLeased: lease !== undefined,
         rememberEntities,
       }),
       region: resolveRegionSettings(input.settings?.region),

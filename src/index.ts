@@ -89,7 +89,11 @@ export type { Signal } from "./actor/signals.js";
 export { type BackoffOptions, SupervisorStrategy } from "./actor/supervision.js";
 // Cluster node, sharding, singleton
 export { ClusterNode, type ClusterNodeOptions } from "./api/cluster-node.js";
-export { type ClusterProfile, ClusterProfiles } from "./api/cluster-profiles.js";
+export {
+  type ClusterProfile,
+  ClusterProfiles,
+  ShardLeaseProfiles,
+} from "./api/cluster-profiles.js";
 export {
   type ClassicShardingOptions,
   ClusterSharding,

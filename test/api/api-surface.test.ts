@@ -366,6 +366,7 @@ describe("public API surface", () => {
         "ShardHandOff",
         "ShardId",
         "ShardIdAlgorithm",
+        "ShardLeaseProfiles",
         "ShardRegionState",
         "ShardSettings",
         "ShardedEntityOptions",

@@ -11,6 +11,7 @@
  *   A JournalConflictError (another coordinator wrote) makes the actor fail, and its
  *   supervisor restarts it with backoff: it reloads instead of going on with a stale state.
  */
+
 import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
@@ -42,6 +43,7 @@ import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
 import { adaptAllocationStrategy, type ShardAllocationStrategy } from "./async-strategy.js";
 import type { CoordinatorRecoveryData, CoordinatorStore } from "./coordinator-store.js";
+import { RefusedPeers } from "./refused-peers.js";
 import { ActorIdRefs, actorIdOf } from "./sharding-messages.js";
 
 export interface CoordinatorActorOptions {
@@ -176,6 +178,7 @@ class CoordinatorDriver {
   private readonly handlers: Handlers<CoordMsg>;
   private readonly unsubscribe: () => void;
   private knownMembers = new Set<string>();
+  private readonly refused: RefusedPeers | undefined;
 
   constructor(
     private readonly ctx: ActorContext<CoordMsg>,
@@ -204,8 +207,18 @@ class CoordinatorDriver {
     this.ids = new ActorIdRefs(remoting);
     this.driver = new MachineDriver(this.machine, () => ctx.now(), this.performers());
     this.handlers = { ...this.regionHandlers(), ...this.selfHandlers() };
-    const sub = cluster.subscribe(() => ctx.self.tell({ type: "shardkit.coordinator.members" }));
-    this.unsubscribe = () => sub.dispose();
+    const members = () => ctx.self.tell({ type: "shardkit.coordinator.members" });
+    const sub = cluster.subscribe(members);
+    // Leased shards: a member whose port refuses connections counts as unreachable here
+    // (refused-peers.ts), so its shards move before the failure detector notices.
+    const refused = this.machine.settings.shardsLeased
+      ? new RefusedPeers(remoting, members)
+      : undefined;
+    this.refused = refused;
+    this.unsubscribe = () => {
+      sub.dispose();
+      refused?.dispose();
+    };
     this.feedMembers();
     ctx.timers.startTimerWithFixedDelay(
       "rebalance",
@@ -313,14 +326,19 @@ class CoordinatorDriver {
   private feedMembers(): void {
     const st = this.options.cluster.state;
     const unreachable = new Set(st.unreachable.map((m) => uniqueAddressToString(m.uniqueAddress)));
-    const members: CoordinatorMember[] = st.members.map((m) => ({
-      uniqueAddress: uniqueAddressToString(m.uniqueAddress),
-      address: `${m.uniqueAddress.address.host}:${m.uniqueAddress.address.port}`,
-      status: m.status,
-      appVersion: m.appVersion,
-      reachable: !unreachable.has(uniqueAddressToString(m.uniqueAddress)),
-      roles: m.roles,
-    }));
+    const members: CoordinatorMember[] = st.members.map((m) => {
+      const address = `${m.uniqueAddress.address.host}:${m.uniqueAddress.address.port}`;
+      return {
+        uniqueAddress: uniqueAddressToString(m.uniqueAddress),
+        address,
+        status: m.status,
+        appVersion: m.appVersion,
+        reachable:
+          !unreachable.has(uniqueAddressToString(m.uniqueAddress)) &&
+          this.refused?.has(address) !== true,
+        roles: m.roles,
+      };
+    });
     const now = new Set(members.map((m) => m.uniqueAddress));
     const removed = [...this.knownMembers].filter((k) => !now.has(k));
     this.knownMembers = now;

@@ -9,6 +9,7 @@
  * `handlers` (one entry per message type); entity envelopes take the fast path of the
  * machine's routing decision (`deliver`).
  */
+
 import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { ask } from "../../actor/ask.js";
@@ -43,6 +44,7 @@ import {
 } from "../../protocol/sharding.js";
 import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
+import { RefusedPeers } from "./refused-peers.js";
 import { type EntityContext, type ShardRememberOptions, shardBehavior } from "./shard-actor.js";
 import type { ShardLifecycle } from "./sharding-lifecycle.js";
 import { ActorIdRefs, actorIdOf, splitActorId } from "./sharding-messages.js";
@@ -154,7 +156,19 @@ class RegionDriver {
         node: `${a.system}@${a.host}:${a.port}`,
       });
     });
-    this.unsubscribe = () => sub.dispose();
+    // ... and when its port refuses connections (refused-peers.ts), before the failure
+    // detector notices a crash.
+    const system = options.cluster.membershipState.selfUniqueAddress.address.system;
+    const refused = leased
+      ? new RefusedPeers(options.remoting, (hostPort, isRefused) => {
+          if (isRefused)
+            ctx.self.tell({ type: "shardkit.region.node-removed", node: `${system}@${hostPort}` });
+        })
+      : undefined;
+    this.unsubscribe = () => {
+      sub.dispose();
+      refused?.dispose();
+    };
   }
 
   dispose(): void {

@@ -220,6 +220,9 @@ export class Remoting implements InboundHost {
    * frames (heartbeat replies) are written before the other queued control frames.
    */
   sendControl(node: WireNode, kind: number, payload: Uint8Array, urgent = false): void {
+    const kinds = this.stats.controlKinds;
+    kinds.messagesOut[kind] = (kinds.messagesOut[kind] as number) + 1;
+    kinds.bytesOut[kind] = (kinds.bytesOut[kind] as number) + payload.length;
     const framed = new Uint8Array(payload.length + 1);
     framed[0] = kind;
     framed.set(payload, 1);
@@ -565,6 +568,11 @@ export class Remoting implements InboundHost {
 
   onControl(peer: Peer, payload: Uint8Array): void {
     const kind = payload[0];
+    if (kind !== undefined) {
+      const kinds = this.stats.controlKinds;
+      kinds.messagesIn[kind] = (kinds.messagesIn[kind] as number) + 1;
+      kinds.bytesIn[kind] = (kinds.bytesIn[kind] as number) + payload.length - 1;
+    }
     if (kind === CONTROL_WATCH_HEARTBEAT) {
       this.sendControl(peer.node, CONTROL_WATCH_HEARTBEAT_RSP, new Uint8Array(0));
       return;

@@ -194,4 +194,25 @@ describe("node metrics (simulated cluster, seed 1)", () => {
     expect(shardsOfC).toBeGreaterThan(0);
     expect(sumOver(others, shutdownHandOffs)).toBe(shardsOfC);
   });
+
+  it("counts the messages a region buffers while no coordinator answers", {
+    timeout: 30_000,
+  }, async () => {
+    const world = new SimWorld({ seed: 1 });
+    const network = new SimNetwork(world);
+    let a: ClusterNode | undefined;
+    // the only seed node never answers: a never joins, its region never registers
+    void startMember(world, network, "a", ["nobody:2552"]).then((n) => {
+      a = n;
+    });
+    expect(await world.runUntil(() => a !== undefined, 10_000)).toBe(true);
+    const node = a as ClusterNode;
+    const buffered = 'shardkit_sharding_buffered_messages{type="Pinger"}';
+    expect(sampleOf(scrape(node), buffered)).toBe(0);
+    for (const id of ["x", "y", "z"])
+      ClusterSharding.get(node).entityRefFor(Key, id).tell({ type: "bye" });
+    await world.advance(2_000);
+    expect(sampleOf(scrape(node), buffered)).toBe(3);
+    expect(scrape(node)).not.toContain("shardkit_sharding_shard_home_duration_seconds_count");
+  });
 });

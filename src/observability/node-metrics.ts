@@ -99,6 +99,7 @@ export class NodeMetrics implements Disposable {
     this.disposed = true;
     for (const d of this.disposables.splice(0)) d.dispose();
     this.node.system.core.asks.latencyObserver = undefined;
+    this.node.system.core.recoveryObserver = undefined;
   }
 
   private membership(): void {
@@ -535,6 +536,14 @@ export class NodeMetrics implements Disposable {
     });
     const latencySeries = latency.labels();
     asks.latencyObserver = (ms) => latencySeries.observe(ms / 1000);
+    const recovery = r.histogram({
+      name: "shardkit_persistence_recovery_duration_seconds",
+      help: "Recovery of an event-sourced entity (snapshot load and event replay), by outcome (recovered, failed).",
+      labelNames: ["outcome"],
+    });
+    const recovered = recovery.labels({ outcome: "recovered" });
+    system.core.recoveryObserver = (ms, outcome) =>
+      (outcome === "recovered" ? recovered : recovery.labels({ outcome })).observe(ms / 1000);
     this.disposables.push(
       system.eventStream.subscribe("DeadLetter", (e) =>
         deadLetters.labels({ reason: e.reason }).inc(),

@@ -7,9 +7,16 @@
  * (reason shutdown).
  */
 import { describe, expect, it } from "vitest";
-import { type ActorRef, Behaviors } from "../../src/actor/index.js";
+import {
+  type ActorRef,
+  Behaviors,
+  Effect,
+  EventSourcedBehavior,
+  persistenceIdOf,
+} from "../../src/actor/index.js";
 import { ClusterNode, ClusterSharding, EntityTypeKey } from "../../src/api/index.js";
 import { metricsOf, prometheusText } from "../../src/observability/index.js";
+import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
 import { SimNetwork, SimWorld } from "../../src/runtime/sim/index.js";
 import { FAST } from "../cluster/sim-cluster.js";
 
@@ -195,7 +202,7 @@ describe("node metrics (simulated cluster, seed 1)", () => {
     expect(sumOver(others, shutdownHandOffs)).toBe(shardsOfC);
   });
 
-  it("counts the messages a region buffers while no coordinator answers", {
+  it("counts the messages a region buffers while no coordinator answers; times recoveries", {
     timeout: 30_000,
   }, async () => {
     const world = new SimWorld({ seed: 1 });
@@ -214,5 +221,23 @@ describe("node metrics (simulated cluster, seed 1)", () => {
     await world.advance(2_000);
     expect(sampleOf(scrape(node), buffered)).toBe(3);
     expect(scrape(node)).not.toContain("shardkit_sharding_shard_home_duration_seconds_count");
+    // an event-sourced actor's recovery (an empty journal: 0 ms of virtual time)
+    const recovered = 'shardkit_persistence_recovery_duration_seconds_count{outcome="recovered"}';
+    expect(sampleOf(scrape(node), recovered)).toBe(0);
+    node.system.spawn(
+      EventSourcedBehavior.create<string, string, number>({
+        persistenceId: persistenceIdOf("Log", "1"),
+        emptyState: 0,
+        commandHandler: () => Effect.none(),
+        eventHandler: (n) => n + 1,
+        journal: new MemoryJournal(),
+        eventCodec: {
+          encode: () => ({ serializerId: 1, bytes: new Uint8Array(0) }),
+          decode: () => "e",
+        },
+      }),
+    );
+    await world.advance(100);
+    expect(sampleOf(scrape(node), recovered)).toBe(1);
   });
 });

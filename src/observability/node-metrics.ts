@@ -17,6 +17,7 @@ import { ClusterSharding } from "../api/cluster-sharding.js";
 import type { Disposable } from "../base/disposable.js";
 import { DOWNING_DECISION_KINDS } from "../cluster/membership/downing-decisions.js";
 import { MembershipKind } from "../cluster/membership/membership-messages.js";
+import { ASSOCIATION_STATES } from "../cluster/remoting/outbound-association.js";
 import type { RegionProbe } from "../cluster/sharding/sharding-lifecycle.js";
 import { MEMBER_STATUSES } from "../core/membership/member-status.js";
 import { type UniqueAddress, uniqueAddressToString } from "../core/membership/unique-address.js";
@@ -329,7 +330,7 @@ export class NodeMetrics implements Disposable {
     );
   }
 
-  /** Bytes per lane and direction (whole frames), and reconnect attempts. */
+  /** Bytes per lane and direction (whole frames), reconnects, associations by state. */
   private remoteBytes(): void {
     const r = this.registry;
     const st = this.node.remoting.stats;
@@ -342,6 +343,12 @@ export class NodeMetrics implements Disposable {
       name: "shardkit_remote_reconnects_total",
       help: "Outbound connection attempts after a failed connect or a broken association (each after its backoff).",
     });
+    const associations = r.gauge({
+      name: "shardkit_remote_associations",
+      help: "Outbound associations (one per peer address) by state: idle, connecting, handshaking, active, backoff.",
+      labelNames: ["state"],
+    });
+    const remoting = this.node.remoting;
     r.addCollector(() => {
       bytes.labels({ direction: "out", lane: "user" }).set(st.userBytesOut);
       bytes.labels({ direction: "in", lane: "user" }).set(st.userBytesIn);
@@ -350,6 +357,9 @@ export class NodeMetrics implements Disposable {
       bytes.labels({ direction: "out", lane: "control" }).set(st.controlBytesOut);
       bytes.labels({ direction: "in", lane: "control" }).set(st.controlBytesIn);
       reconnects.labels().set(st.reconnects);
+      const states = remoting.associationStates();
+      for (const state of ASSOCIATION_STATES)
+        associations.labels({ state }).set(states.get(state) ?? 0);
     });
   }
 

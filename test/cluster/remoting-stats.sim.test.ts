@@ -58,6 +58,7 @@ describe("remoting stats (simulated, seed 1)", () => {
     expect(inb.controlKinds.bytesIn[KIND]).toBe(7);
     expect(inb.controlKinds.messagesOut[KIND]).toBe(0);
     expect(out.reconnects).toBe(0);
+    expect(Object.fromEntries(a.remoting.associationStates())).toEqual({ active: 1 });
   });
 
   it("counts a reconnect per connection attempt after a failure", async () => {
@@ -72,6 +73,8 @@ describe("remoting stats (simulated, seed 1)", () => {
     await c.world.advance(2_000);
     const during = a.remoting.stats.reconnects;
     expect(during).toBeGreaterThanOrEqual(2);
+    expect(a.remoting.associationStates().get("active")).toBeUndefined();
+    expect([...a.remoting.associationStates().values()]).toEqual([1]);
     const b = await c.node("b");
     const got: number[] = [];
     b.system.spawn(

@@ -147,6 +147,8 @@ describe("node metrics (simulated cluster, seed 1)", () => {
       sampleOf(text, 'shardkit_remote_messages_total{direction="out",lane="control"}'),
     ).toBeGreaterThan(0);
     expect(text).toContain("shardkit_remote_reconnects_total 0");
+    expect(text).toContain('shardkit_remote_associations{state="active"} 2');
+    expect(text).toContain('shardkit_remote_associations{state="backoff"} 0');
     // a's region asked the coordinator for the home of every shard it routed to
     const homes = sampleOf(
       text,

@@ -50,7 +50,19 @@ import {
 import type { RemotingContext } from "./remoting-context.js";
 import type { WireNode } from "./wire-path.js";
 
-type State = "idle" | "connecting" | "handshaking" | "active" | "backoff";
+/** Where an outbound association is (idle: nothing to send and no connection). */
+export type AssociationState = "idle" | "connecting" | "handshaking" | "active" | "backoff";
+
+/** Every state, in lifecycle order (the metrics show each). */
+export const ASSOCIATION_STATES: readonly AssociationState[] = [
+  "idle",
+  "connecting",
+  "handshaking",
+  "active",
+  "backoff",
+];
+
+type State = AssociationState;
 
 export class OutboundAssociation {
   private state: State = "idle";
@@ -82,6 +94,9 @@ export class OutboundAssociation {
 
   get isActive(): boolean {
     return this.state === "active";
+  }
+  get currentState(): AssociationState {
+    return this.state;
   }
   get queuedUserMessages(): number {
     return this.userQueue.length;

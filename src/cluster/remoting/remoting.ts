@@ -44,7 +44,7 @@ import type { UserEnvelopeView } from "../../protocol/user-envelope-reader.js";
 import { encodeUserPayload } from "../../protocol/user-payload.js";
 import type { AssociationEvent, AssociationListener } from "./association-failure.js";
 import { InboundConnection, type InboundHost, type Peer } from "./inbound-connection.js";
-import { OutboundAssociation } from "./outbound-association.js";
+import { type AssociationState, OutboundAssociation } from "./outbound-association.js";
 import { RemoteActorRef } from "./remote-actor-ref.js";
 import { decodeRemoteSystemMessage, encodeRemoteSystemMessage } from "./remote-system-message.js";
 import { type RemotingSettings, remotingSecrets, remotingSettings } from "./remoting-settings.js";
@@ -227,6 +227,14 @@ export class Remoting implements InboundHost {
     framed[0] = kind;
     framed.set(payload, 1);
     this.association(node).sendControl(framed, urgent);
+  }
+
+  /** How many outbound associations are in each state now (read by the metrics). */
+  associationStates(): Map<AssociationState, number> {
+    const counts = new Map<AssociationState, number>();
+    for (const a of this.associations.values())
+      counts.set(a.currentState, (counts.get(a.currentState) ?? 0) + 1);
+    return counts;
   }
 
   /** Stops listening and closes every connection. */

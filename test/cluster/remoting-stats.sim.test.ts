@@ -7,21 +7,27 @@
 import { describe, expect, it } from "vitest";
 import { Behaviors } from "../../src/actor/index.js";
 import { FRAME_LENGTH_PREFIX_BYTES, FRAME_TYPE_BYTES } from "../../src/protocol/framing.js";
-import { SimCluster } from "./sim-remoting.js";
+import { SimCluster, type SimNode } from "./sim-remoting.js";
 
 const FRAME_OVERHEAD = FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES;
 const KIND = 40;
+
+/** The numbers told to /user/sink on `node`, as they arrive. */
+function sinkOn(node: SimNode): number[] {
+  const got: number[] = [];
+  node.system.spawn(
+    Behaviors.receiveMessage<number>((n) => void got.push(n)),
+    "sink",
+  );
+  return got;
+}
 
 describe("remoting stats (simulated, seed 1)", () => {
   it("counts user, system and control frames and bytes per lane, the same on both sides", async () => {
     const c = new SimCluster(1);
     const a = await c.node("a");
     const b = await c.node("b");
-    const got: number[] = [];
-    b.system.spawn(
-      Behaviors.receiveMessage<number>((n) => void got.push(n)),
-      "sink",
-    );
+    const got = sinkOn(b);
     const sink = a.remoting.actorRefFor<number>(b.remoting.address, "/user/sink");
     for (let i = 0; i < 50; i++) sink.tell(i);
     await c.until(() => got.length === 50, 5_000);
@@ -76,11 +82,7 @@ describe("remoting stats (simulated, seed 1)", () => {
     expect(a.remoting.associationStates().get("active")).toBeUndefined();
     expect([...a.remoting.associationStates().values()]).toEqual([1]);
     const b = await c.node("b");
-    const got: number[] = [];
-    b.system.spawn(
-      Behaviors.receiveMessage<number>((n) => void got.push(n)),
-      "sink",
-    );
+    const got = sinkOn(b);
     await c.until(() => got.length === 1, 5_000);
     expect(a.remoting.stats.reconnects).toBeGreaterThan(during);
     expect(b.remoting.stats.reconnects).toBe(0);

@@ -42,6 +42,17 @@ function scrape(node: ClusterNode): string {
   return prometheusText(metricsOf(node).registry.collect());
 }
 
+/** Asks each of the entities e0..e19 once; true when all 20 answered. */
+async function pingAll(world: SimWorld, sharding: ClusterSharding): Promise<boolean> {
+  let replies = 0;
+  for (let i = 0; i < 20; i++)
+    void sharding
+      .entityRefFor(Key, `e${i}`)
+      .ask((replyTo: ActorRef<string>) => ({ type: "ping", replyTo }), { timeoutMs: 10_000 })
+      .then(() => replies++);
+  return world.runUntil(() => replies === 20, 30_000);
+}
+
 function startMember(world: SimWorld, network: SimNetwork, name: string, seeds: string[]) {
   return ClusterNode.start({
     systemName: "shop",
@@ -87,13 +98,7 @@ describe("node metrics (simulated cluster, seed 1)", () => {
     expect(await world.runUntil(allUp(3), 30_000)).toBe(true);
     const a = started.find((n) => n.address === "shop@a:2552") as ClusterNode;
     const sharding = ClusterSharding.get(a);
-    const replies: string[] = [];
-    for (let i = 0; i < 20; i++)
-      void sharding
-        .entityRefFor(Key, `e${i}`)
-        .ask((replyTo: ActorRef<string>) => ({ type: "ping", replyTo }), { timeoutMs: 10_000 })
-        .then((r) => replies.push(r));
-    expect(await world.runUntil(() => replies.length === 20, 30_000)).toBe(true);
+    expect(await pingAll(world, sharding)).toBe(true);
     // a monitors both others once their first heartbeat answers are in
     const monitoring = () =>
       [...a.cluster.failureDetectors.values()].filter((d) => d.isMonitoring).length === 2;
@@ -176,13 +181,7 @@ describe("node metrics (simulated cluster, seed 1)", () => {
     expect(sumOver(started, rebalanced)).toBe(sumOver(started, stops));
     const timeouts = 'shardkit_sharding_hand_off_timeouts_total{type="Pinger",reason="rebalance"}';
     expect(sumOver(started, timeouts)).toBe(0);
-    const again: string[] = [];
-    for (let i = 0; i < 20; i++)
-      void sharding
-        .entityRefFor(Key, `e${i}`)
-        .ask((replyTo: ActorRef<string>) => ({ type: "ping", replyTo }), { timeoutMs: 10_000 })
-        .then((r) => again.push(r));
-    expect(await world.runUntil(() => again.length === 20, 30_000)).toBe(true);
+    expect(await pingAll(world, sharding)).toBe(true);
     expect(started.every((n) => shardsOf(n) > 0)).toBe(true);
 
     // graceful leave of c: the coordinator hands each of c's shards off (reason shutdown)

@@ -309,7 +309,7 @@ export class Cluster {
     return this.ms;
   }
 
-  /** @internal The failure detectors of the monitored members, by unique address (metrics: phi). */
+  /** @internal Failure detectors of the monitored members by unique address (metrics: phi). */
   get failureDetectors(): ReadonlyMap<string, PhiAccrualFailureDetector> {
     return this.detectors;
   }

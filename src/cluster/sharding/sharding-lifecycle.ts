@@ -14,6 +14,8 @@
 import type { HandOffReason } from "../../core/coordinator/hand-off-tracker.js";
 import type { StopReason } from "../../core/shard/shard-types.js";
 
+export type { HandOffReason };
+
 /** Receives shard and entity start/stop reports (every method optional). */
 export interface ShardingLifecycleListener {
   /** The shard actor of `shardId` started on `node`. */

@@ -154,11 +154,20 @@ export {
 export { AsyncSchemaError, type Schema, type SchemaIssue } from "./base/schema.js";
 export type { ClusterEventHandler, ClusterState } from "./cluster/membership/cluster.js";
 // Settings
-export type { RemotingSettings, RemotingStats } from "./cluster/remoting/index.js";
+export type {
+  ControlKindStats,
+  RemotingSettings,
+  RemotingStats,
+} from "./cluster/remoting/index.js";
 export { RemoteSendError } from "./cluster/remoting/remoting.js";
 export type { ShardAllocationStrategy } from "./cluster/sharding/async-strategy.js";
 export { ShardingTypeNotStartedError } from "./cluster/sharding/sharding-errors.js";
-export type { ShardingLifecycleListener } from "./cluster/sharding/sharding-lifecycle.js";
+export type {
+  HandOffReason,
+  PassivationReason,
+  RegionProbe,
+  ShardingLifecycleListener,
+} from "./cluster/sharding/sharding-lifecycle.js";
 export { ShardingStoreCorruptError } from "./cluster/sharding/sharding-store-codec.js";
 // Coordinated shutdown
 export {

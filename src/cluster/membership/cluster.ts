@@ -123,6 +123,7 @@ import {
 import type { Peer } from "../remoting/inbound-connection.js";
 import type { Remoting } from "../remoting/remoting.js";
 import type { WireNode } from "../remoting/wire-path.js";
+import { DowningDecisions } from "./downing-decisions.js";
 import {
   decodeMembershipMessage,
   encodeMembershipMessage,
@@ -177,6 +178,8 @@ export class Cluster {
   private readonly seedTimers = new Map<SeedJoinTimer, Disposable>();
   private joinedWith: Address | undefined;
   private readonly detectors = new Map<string, PhiAccrualFailureDetector>();
+  /** @internal Downing decisions taken here, by kind (read by the metrics). */
+  readonly downingDecisions = new DowningDecisions();
   private readonly heartbeatStarted = new Map<string, number>();
   private heartbeatSeq = 0;
   private readonly exitingConfirmed = new Set<string>();
@@ -304,6 +307,11 @@ export class Cluster {
 
   get membershipState(): MembershipState {
     return this.ms;
+  }
+
+  /** @internal Failure detectors of the monitored members by unique address (metrics: phi). */
+  get failureDetectors(): ReadonlyMap<string, PhiAccrualFailureDetector> {
+    return this.detectors;
   }
 
   /** Subscribes to cluster events; with initialState, current members are replayed first. */
@@ -786,6 +794,7 @@ export class Cluster {
     this.sbr.observe(unreachableMembersOf(view), now, unreachableUpTogetherOf(view));
     const tick = this.sbr.tick(now, isLeader(this.ms, this.self) || this.isLeaderAmongReachable());
     if (tick.type === "down-all-unstable") {
+      this.downingDecisions.count("down-all-when-unstable");
       this.applySbrDowning(
         g.members.map((m) => m.uniqueAddress),
         `down-all-when-unstable after ${tick.unstableForMs} ms`,
@@ -799,6 +808,7 @@ export class Cluster {
       return;
     }
     if (outcome.type !== "down") return;
+    this.downingDecisions.count(outcome.decision);
     this.applySbrDowning(outcome.down, outcome.reason);
   }
 
@@ -830,6 +840,7 @@ export class Cluster {
     const afterMs = this.sbrSettings.autoDown.afterMs;
     const due = tracker.due(now, afterMs);
     if (due.length === 0) return;
+    this.downingDecisions.count("auto-down");
     this.applyDowning(
       due.map((m) => m.uniqueAddress),
       `auto-down: unreachable for at least ${afterMs} ms`,
@@ -861,7 +872,9 @@ export class Cluster {
     const outcome = decideDowning(downingStrategyOf(this.sbrSettings), sbrViewOf(this.ms), {
       leaseAcquired,
     });
-    if (outcome.type === "down") this.applySbrDowning(outcome.down, outcome.reason);
+    if (outcome.type !== "down") return;
+    this.downingDecisions.count(outcome.decision);
+    this.applySbrDowning(outcome.down, outcome.reason);
   }
 
   /** The SBR of each side decides on that side's leader: the first reachable up member. */

@@ -25,11 +25,12 @@ import {
   timerPerformers,
 } from "../../actor/machine-driver.js";
 import { SupervisorStrategy } from "../../actor/supervision.js";
-import type {
-  CoordinatorInput,
-  CoordinatorMember,
-  CoordinatorOutput,
-  CoordinatorRemoval,
+import {
+  type CoordinatorInput,
+  type CoordinatorMember,
+  type CoordinatorOutput,
+  type CoordinatorRemoval,
+  parseCoordinatorTimer,
 } from "../../core/coordinator/coordinator-io.js";
 import {
   CoordinatorMachine,
@@ -44,6 +45,7 @@ import type { Remoting } from "../remoting/remoting.js";
 import { adaptAllocationStrategy, type ShardAllocationStrategy } from "./async-strategy.js";
 import type { CoordinatorRecoveryData, CoordinatorStore } from "./coordinator-store.js";
 import { RefusedPeers } from "./refused-peers.js";
+import type { ShardLifecycle } from "./sharding-lifecycle.js";
 import { ActorIdRefs, actorIdOf } from "./sharding-messages.js";
 
 export interface CoordinatorActorOptions {
@@ -66,6 +68,8 @@ export interface CoordinatorActorOptions {
    * learns of it.
    */
   readonly removals?: { recent(): readonly CoordinatorRemoval[] };
+  /** Told how each hand-off ended (the metrics: count and duration per reason). */
+  readonly lifecycle?: ShardLifecycle;
 }
 
 /** Supervision of the coordinator: a failure (e.g. a journal conflict) restarts it. */
@@ -281,7 +285,10 @@ class CoordinatorDriver {
   private regionHandlers(): Handlers<ShardingMsg> {
     const ignore = () => {};
     return {
-      "shardkit.to-coordinator": (m) => this.driver.feed(m.cmd),
+      "shardkit.to-coordinator": (m) => {
+        if (m.cmd.type === "shard-stopped") this.feedHandOffEnd(m.cmd.shard, m.cmd, "completed");
+        else this.driver.feed(m.cmd);
+      },
       "shardkit.identify-coordinator": (m) =>
         m.replyTo.tell({ type: "shardkit.coordinator-is", id: this.selfId }),
       "shardkit.get-regions": (m) =>
@@ -308,7 +315,12 @@ class CoordinatorDriver {
     const ignore = () => {};
     return {
       "shardkit.coordinator.members": () => this.feedMembers(),
-      "shardkit.coordinator.timer": (m) => feed({ type: "timer", key: m.key }),
+      "shardkit.coordinator.timer": (m) => {
+        const timer = parseCoordinatorTimer(m.key);
+        if (timer?.kind === "hand-off")
+          this.feedHandOffEnd(timer.shard, { type: "timer", key: m.key }, "timed-out");
+        else feed({ type: "timer", key: m.key });
+      },
       "shardkit.coordinator.rebalance": () => feed({ type: "rebalance-tick" }),
       "shardkit.coordinator.allocation-retry": () => feed({ type: "allocation-retry" }),
       "shardkit.coordinator.persisted": (m) => feed({ type: "persisted", batchId: m.batchId }),
@@ -320,6 +332,27 @@ class CoordinatorDriver {
       "shardkit.coordinator.load-failed": ignore,
       "shardkit.coordinator.load-retry": ignore,
     };
+  }
+
+  /**
+   * Feeds `input` (ShardStopped, or the hand-off timer of `shard`), which may end the
+   * hand-off of `shard`: with a lifecycle listener, tells it how the hand-off ended and
+   * how long it took. The machine decides; this only compares its hand-off record of the
+   * shard before and after (once per hand-off, never per message).
+   */
+  private feedHandOffEnd(
+    shard: string,
+    input: CoordinatorInput,
+    ending: "completed" | "timed-out",
+  ): void {
+    const { lifecycle } = this.options;
+    const before = lifecycle === undefined ? undefined : handOffOf(this.machine, shard);
+    this.driver.feed(input);
+    if (before === undefined || lifecycle === undefined) return;
+    if (handOffOf(this.machine, shard)?.id === before.id) return; // still running
+    if (ending === "completed")
+      lifecycle.handOffCompleted(shard, before.reason, this.ctx.now() - before.startedAtMs);
+    else lifecycle.handOffTimedOut(shard, before.reason);
   }
 
   /** Feeds the current membership, then a region-terminated per region of a removed member. */
@@ -352,6 +385,11 @@ class CoordinatorDriver {
       for (const region of regionsOn(this.machine, k))
         this.driver.feed({ type: "region-terminated", region });
   }
+}
+
+/** The hand-off of `shard` in progress, if any. */
+function handOffOf(machine: CoordinatorMachine, shard: string) {
+  return machine.view().handOffs.find((h) => h.shard === shard);
 }
 
 /** Regions registered from the member `uniqueAddress` (by the registration's member field). */

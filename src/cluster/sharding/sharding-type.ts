@@ -435,6 +435,8 @@ export function startShardingType(
   const singletonName = `shardCoordinator-${name}`;
   const coordinatorRole = spec.coordinatorRole ?? spec.role;
   const stores = withDDataStores(host, spec);
+  const member = uniqueAddressToString(cluster.self);
+  const lifecycle = bindShardLifecycle(spec.lifecycle, name, member);
   const coordinator = spec.proxyOnly
     ? ClusterSingleton.proxy<ShardingMsg>(host, singletonName, coordinatorRole)
     : ClusterSingleton.init<ShardingMsg>(host, {
@@ -453,9 +455,9 @@ export function startShardingType(
           store: stores.coordinatorStore,
           // the margin counts once, from the removal (removal-times.ts)
           removals: new RemovalTimes(cluster, () => system.core.clock.now()),
+          ...(lifecycle === undefined ? {} : { lifecycle }),
         }) as Behavior<ShardingMsg>,
       });
-  const member = uniqueAddressToString(cluster.self);
   const { rememberStore } = stores;
   // the node's tracing (ClusterNode.tracing), unless the type turns it off
   const tracing = spec.tracing ? (host as { readonly tracing?: Tracing }).tracing : undefined;
@@ -478,7 +480,7 @@ export function startShardingType(
         rememberStore === undefined
           ? undefined
           : { typeName: name, store: rememberStore, shardOf: spec.routing.shardOf },
-      lifecycle: bindShardLifecycle(spec.lifecycle, name, member),
+      lifecycle,
       lease: spec.lease,
       ...(tracing === undefined ? {} : { tracing }),
     }),

@@ -50,9 +50,10 @@
  *   settings are the defaults.
  *
  * - sharding.failover.lease.ms / .lease.fast.ms: the same failover with shard leases on
- *   SQLite (one file shared by the three processes; lease settings at their defaults),
- *   membership settings "default" / "fast". With leases the coordinator moves a removed
- *   member's shards without the removal margin.
+ *   SQLite (one file shared by the three processes), membership settings and lease
+ *   settings "default" / "fast" (ClusterProfiles and ShardLeaseProfiles). With leases the
+ *   coordinator moves an unreachable member's shards (a refused connection counts) without
+ *   waiting for its removal; the new home starts them once their leases expired.
  * - sharding.lease.overhead.pct: local tell throughput with shard leases (SQLite) vs
  *   without, (off - on) / off in %, medians of 3 alternating runs each.
  *
@@ -68,6 +69,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { type ActorRef, type Behavior, Behaviors } from "../src/actor/index.js";
+import { ShardLeaseProfiles } from "../src/api/cluster-profiles.js";
 import {
   ClusterNode,
   type ClusterNodeOptions,
@@ -243,14 +245,14 @@ interface Single {
 
 /** Shard leases on one SQLite file per path (each process opens its own connection). */
 const leaseDbs = new Map<string, SqlitePersistence>();
-function shardLeases(path: string | undefined) {
+function shardLeases(path: string | undefined, profile: "default" | "fast" = "default") {
   if (path === undefined) return {};
   let db = leaseDbs.get(path);
   if (db === undefined) {
     db = sqlitePersistence({ path });
     leaseDbs.set(path, db);
   }
-  return { lease: { provider: db.leases } };
+  return { lease: { provider: db.leases, ...ShardLeaseProfiles[profile] } };
 }
 
 /** A temp directory for a lease database, removed by the returned cleanup. */
@@ -567,9 +569,10 @@ function initSeq(
   sharding: ClusterSharding,
   rebalanceIntervalMs: number | undefined,
   leasePath?: string,
+  leaseProfile: "default" | "fast" = "default",
 ): void {
   sharding.init({
-    ...shardLeases(leasePath),
+    ...shardLeases(leasePath, leaseProfile),
     typeKey: SeqKey,
     numberOfShards: 100,
     createBehavior: ({ entityId }) => seqEntity(entityId),
@@ -635,7 +638,13 @@ async function childMain(): Promise<void> {
       numberOfShards: 100,
       createBehavior: () => sharedBehavior,
     });
-  else initSeq(sharding, config.rebalanceIntervalMs, config.leasePath);
+  else
+    initSeq(
+      sharding,
+      config.rebalanceIntervalMs,
+      config.leasePath,
+      config.profile === "fast" ? "fast" : "default",
+    );
   const load = new SeqLoad(sharding, `child-${process.pid}`);
   const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(o)}\n`);
   createInterface({ input: process.stdin })
@@ -1013,7 +1022,7 @@ async function failover(profile: "default" | "fast", leasePath?: string): Promis
   try {
     await waitUntil(() => seed.cluster.selfMember?.status === "up", START_TIMEOUT_MS, "seed up");
     const sharding = ClusterSharding.get(seed);
-    initSeq(sharding, undefined, leasePath);
+    initSeq(sharding, undefined, leasePath, profile);
     const ports = new Map<Child, number>();
     for (let k = 0; k < 2; k++) {
       const port = await freePort();
@@ -1204,7 +1213,7 @@ export const shardingGroup: BenchGroup = {
           metric,
           value: f.ms,
           unit: "ms",
-          note: `shard leases on SQLite (defaults), ${profile} membership settings, kill -9 -> all ${FAILOVER_ENTITIES} entities answer (${f.spread}, ${f.victimEntities} on the killed node); unreachable ${Math.round(f.unreachableMs)} ms, removed ${Math.round(f.removedMs)} ms`,
+          note: `shard leases on SQLite (ShardLeaseProfiles.${profile}), ${profile} membership settings, kill -9 -> all ${FAILOVER_ENTITIES} entities answer (${f.spread}, ${f.victimEntities} on the killed node); unreachable ${Math.round(f.unreachableMs)} ms, removed ${Math.round(f.removedMs)} ms`,
         });
       } finally {
         await dir.cleanup();

@@ -89,7 +89,11 @@ export type { Signal } from "./actor/signals.js";
 export { type BackoffOptions, SupervisorStrategy } from "./actor/supervision.js";
 // Cluster node, sharding, singleton
 export { ClusterNode, type ClusterNodeOptions } from "./api/cluster-node.js";
-export { type ClusterProfile, ClusterProfiles } from "./api/cluster-profiles.js";
+export {
+  type ClusterProfile,
+  ClusterProfiles,
+  ShardLeaseProfiles,
+} from "./api/cluster-profiles.js";
 export {
   type ClassicShardingOptions,
   ClusterSharding,
@@ -150,11 +154,20 @@ export {
 export { AsyncSchemaError, type Schema, type SchemaIssue } from "./base/schema.js";
 export type { ClusterEventHandler, ClusterState } from "./cluster/membership/cluster.js";
 // Settings
-export type { RemotingSettings, RemotingStats } from "./cluster/remoting/index.js";
+export type {
+  ControlKindStats,
+  RemotingSettings,
+  RemotingStats,
+} from "./cluster/remoting/index.js";
 export { RemoteSendError } from "./cluster/remoting/remoting.js";
 export type { ShardAllocationStrategy } from "./cluster/sharding/async-strategy.js";
 export { ShardingTypeNotStartedError } from "./cluster/sharding/sharding-errors.js";
-export type { ShardingLifecycleListener } from "./cluster/sharding/sharding-lifecycle.js";
+export type {
+  HandOffReason,
+  PassivationReason,
+  RegionProbe,
+  ShardingLifecycleListener,
+} from "./cluster/sharding/sharding-lifecycle.js";
 export { ShardingStoreCorruptError } from "./cluster/sharding/sharding-store-codec.js";
 // Coordinated shutdown
 export {

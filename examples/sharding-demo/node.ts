@@ -18,8 +18,8 @@
  *   first few failures);
  * - `acked` -> `{ acked: { accountId: deposits acknowledged } }` by this node's load;
  * - `deposit {account, amount}` -> `{ balance }` (an ask; fails after 5 s);
- * - `balances {accounts}` -> `{ sum, count, balances: { accountId: balance } }` over
- *   account-0 .. account-(accounts-1);
+ * - `balances {accounts, timeoutMs?}` -> `{ sum, count, balances: { accountId: balance } }`
+ *   over account-0 .. account-(accounts-1), each ask with its own timeout (default 15 s);
  * - `probe` -> `{ account, balance }` of one account live on this node (if any);
  * - `regions` -> `{ regions }`: how many regions the coordinator has registered;
  * - `stop-load` -> stops the load generator, `{ completed, failed, inFlight }`;
@@ -234,6 +234,7 @@ function balanceOf(id: string, timeoutMs = 5_000): Promise<number> {
 
 async function balances(
   n: number,
+  timeoutMs = 15_000,
 ): Promise<{ sum: number; count: number; balances: Record<string, number> }> {
   let sum = 0;
   let count = 0;
@@ -241,7 +242,7 @@ async function balances(
   const BATCH = 100;
   for (let i = 0; i < n; i += BATCH) {
     const ids = Array.from({ length: Math.min(BATCH, n - i) }, (_, k) => `account-${i + k}`);
-    const got = await Promise.all(ids.map((id) => balanceOf(id, 15_000)));
+    const got = await Promise.all(ids.map((id) => balanceOf(id, timeoutMs)));
     got.forEach((b, k) => {
       each[ids[k] as string] = b;
       sum += b;
@@ -314,7 +315,10 @@ async function handle(c: Command): Promise<Record<string, unknown>> {
       return account === undefined ? {} : { account, balance: await balanceOf(account) };
     }
     case "balances":
-      return await balances(Number(c.accounts ?? config.accounts));
+      return await balances(
+        Number(c.accounts ?? config.accounts),
+        c.timeoutMs === undefined ? undefined : Number(c.timeoutMs),
+      );
     case "shutdown":
       if (!exiting) {
         exiting = true;

@@ -262,4 +262,13 @@ export interface ActorSystemAccounting {
     cause?: unknown,
   ): void;
   unhandled(message: unknown, recipient: ActorRef<never>): void;
+  /**
+   * Told the duration of each event-sourced recovery (snapshot and replay, ms) and how it
+   * ended; set by the node's metrics (src/observability/node-metrics.ts), else undefined
+   * (then recoveries read no clock for it).
+   */
+  recoveryObserver: RecoveryObserver | undefined;
 }
+
+/** See ActorSystemAccounting.recoveryObserver. */
+export type RecoveryObserver = (durationMs: number, outcome: "recovered" | "failed") => void;

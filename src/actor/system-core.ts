@@ -11,7 +11,7 @@ import type { Runtime } from "../ports/runtime.js";
 import { ActorCell } from "./actor-cell.js";
 import { ActorPath } from "./actor-path.js";
 import { AskRegistry } from "./ask.js";
-import { type ActorSystemView, Behaviors } from "./behavior.js";
+import { type ActorSystemView, Behaviors, type RecoveryObserver } from "./behavior.js";
 import { Dispatcher } from "./dispatcher.js";
 import { type DeadLetterReason, EventStream } from "./event-stream.js";
 import {
@@ -34,6 +34,8 @@ export class SystemCore implements SystemServices {
   readonly systemGuardian: ActorCell<never>;
   deadLetterCount = 0;
   unhandledCount = 0;
+  /** See ActorSystemAccounting.recoveryObserver (behavior.ts). */
+  recoveryObserver: RecoveryObserver | undefined = undefined;
   failureCount = 0;
   private uidCounter = 0;
   private nameCounter = 0;

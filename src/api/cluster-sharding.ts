@@ -576,5 +576,11 @@ function combineLifecycles(
     shardStopped: (t, s, n) => each((l) => l.shardStopped?.(t, s, n)),
     entityStarted: (t, e, n, s) => each((l) => l.entityStarted?.(t, e, n, s)),
     entityStopped: (t, e, n, s) => each((l) => l.entityStopped?.(t, e, n, s)),
+    entityPassivated: (t, e, n, s, r) => each((l) => l.entityPassivated?.(t, e, n, s, r)),
+    regionStarted: (t, n, p) => each((l) => l.regionStarted?.(t, n, p)),
+    regionStopped: (t, n, p) => each((l) => l.regionStopped?.(t, n, p)),
+    shardHomeReceived: (t, s, n, ms) => each((l) => l.shardHomeReceived?.(t, s, n, ms)),
+    handOffCompleted: (t, s, n, r, ms) => each((l) => l.handOffCompleted?.(t, s, n, r, ms)),
+    handOffTimedOut: (t, s, n, r) => each((l) => l.handOffTimedOut?.(t, s, n, r)),
   };
 }

@@ -3,8 +3,9 @@
  * value is read at scrape time from counters the node keeps anyway (`system.stats`,
  * `remoting.stats`, the ask registry, the membership state); the rest comes from events
  * that are rare by nature (membership changes, association changes, dead letters, shard
- * and entity starts and stops). Nothing here runs per message, except the ask latency
- * observation (one clock read per settled ask).
+ * and entity starts and stops, passivations, GetShardHome answers, finished hand-offs).
+ * Nothing here runs per message, except the ask latency observation (one clock read per
+ * settled ask); phi is computed from the failure detectors when scraped.
  *
  * Label rules: series about this member carry no member label (the scraper's `instance`
  * tells members apart); series about another member carry `member` (its
@@ -14,8 +15,12 @@
 import type { ClusterNode } from "../api/cluster-node.js";
 import { ClusterSharding } from "../api/cluster-sharding.js";
 import type { Disposable } from "../base/disposable.js";
+import { DOWNING_DECISION_KINDS } from "../cluster/membership/downing-decisions.js";
+import { MembershipKind } from "../cluster/membership/membership-messages.js";
+import { ASSOCIATION_STATES } from "../cluster/remoting/outbound-association.js";
+import type { RegionProbe } from "../cluster/sharding/sharding-lifecycle.js";
 import { MEMBER_STATUSES } from "../core/membership/member-status.js";
-import type { UniqueAddress } from "../core/membership/unique-address.js";
+import { type UniqueAddress, uniqueAddressToString } from "../core/membership/unique-address.js";
 import { MetricsRegistry, type ValueSeries } from "./metrics-registry.js";
 
 /** `system@host:port` of a member. */
@@ -44,6 +49,25 @@ export const REMOVED_MEMBERS_TRACKED_MAX = 1_000;
 /** Bound of the local shard-event ring. */
 export const SHARD_EVENTS_MAX = 200;
 
+/** Buckets of the hand-off duration (seconds): hand-offs wait for entities to stop. */
+export const HAND_OFF_BUCKETS_SECONDS: readonly number[] = [
+  0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120,
+];
+
+/** The `kind` label of each membership message kind (CONTROL kinds of cluster.ts). */
+const MEMBERSHIP_KIND_NAMES: readonly (readonly [number, string])[] = [
+  [MembershipKind.Gossip, "gossip"],
+  [MembershipKind.GossipStatus, "gossip-status"],
+  [MembershipKind.Join, "join"],
+  [MembershipKind.Welcome, "welcome"],
+  [MembershipKind.InitJoin, "init-join"],
+  [MembershipKind.InitJoinAck, "init-join-ack"],
+  [MembershipKind.InitJoinNack, "init-join-nack"],
+  [MembershipKind.Heartbeat, "heartbeat"],
+  [MembershipKind.HeartbeatRsp, "heartbeat-rsp"],
+  [MembershipKind.ExitingConfirmed, "exiting-confirmed"],
+];
+
 /** The registry of a node plus what the dashboard reads from the same observations. */
 export class NodeMetrics implements Disposable {
   readonly registry: MetricsRegistry;
@@ -62,8 +86,12 @@ export class NodeMetrics implements Disposable {
   ) {
     this.registry = registry ?? new MetricsRegistry();
     this.membership();
+    this.membershipTraffic();
+    this.downing();
     this.remoting();
+    this.remoteBytes();
     this.sharding();
+    this.shardingMoves();
     this.actors();
   }
 
@@ -72,6 +100,7 @@ export class NodeMetrics implements Disposable {
     this.disposed = true;
     for (const d of this.disposables.splice(0)) d.dispose();
     this.node.system.core.asks.latencyObserver = undefined;
+    this.node.system.core.recoveryObserver = undefined;
   }
 
   private membership(): void {
@@ -140,6 +169,72 @@ export class NodeMetrics implements Disposable {
     this.registry.removeSeries("member", member);
   }
 
+  /**
+   * Membership messages and their bytes per kind, in and out (gossip, gossip-status,
+   * heartbeats, the join conversation), as remoting counted them: the bytes are the
+   * encoded message as the codec produced it, counted once where it is sent. Kinds show
+   * up once a message of the kind was sent or received.
+   */
+  private membershipTraffic(): void {
+    const r = this.registry;
+    const kinds = this.node.remoting.stats.controlKinds;
+    const messages = r.counter({
+      name: "shardkit_cluster_membership_messages_total",
+      help: "Membership messages (gossip, gossip-status, heartbeat, join, ...) by direction and kind.",
+      labelNames: ["direction", "kind"],
+    });
+    const bytes = r.counter({
+      name: "shardkit_cluster_membership_bytes_total",
+      help: "Encoded bytes of membership messages (without framing) by direction and kind.",
+      labelNames: ["direction", "kind"],
+    });
+    r.addCollector(() => {
+      for (const [k, kind] of MEMBERSHIP_KIND_NAMES) {
+        if ((kinds.messagesOut[k] as number) > 0 || (kinds.messagesIn[k] as number) > 0) {
+          messages.labels({ direction: "out", kind }).set(kinds.messagesOut[k] as number);
+          messages.labels({ direction: "in", kind }).set(kinds.messagesIn[k] as number);
+          bytes.labels({ direction: "out", kind }).set(kinds.bytesOut[k] as number);
+          bytes.labels({ direction: "in", kind }).set(kinds.bytesIn[k] as number);
+        }
+      }
+    });
+  }
+
+  /**
+   * The split brain resolver's decisions taken on this member (the leader of its side),
+   * by strategy and decision; and the phi of each member this member monitors, computed
+   * from its failure detector when scraped (the series of a member no longer monitored,
+   * or gone, disappears with it).
+   */
+  private downing(): void {
+    const r = this.registry;
+    const c = this.node.cluster;
+    const decisions = r.counter({
+      name: "shardkit_cluster_downing_decisions_total",
+      help: "Downing decisions taken on this member by the split brain resolver (or auto-down), by strategy and decision.",
+      labelNames: ["strategy", "decision"],
+    });
+    const phi = r.gauge({
+      name: "shardkit_cluster_member_phi",
+      help: "Per member this member monitors: the phi of its failure detector (suspicion; unreachable at the threshold, 8 by default).",
+      labelNames: ["member"],
+    });
+    const strategy = c.sbrSettings.activeStrategy;
+    const clock = this.node.system.core.clock;
+    r.addCollector(() => {
+      for (const decision of DOWNING_DECISION_KINDS)
+        decisions.labels({ strategy, decision }).set(c.downingDecisions.of(decision));
+      phi.reset();
+      const detectors = c.failureDetectors;
+      if (detectors.size === 0) return;
+      const now = clock.now();
+      for (const m of c.state.members) {
+        const d = detectors.get(uniqueAddressToString(m.uniqueAddress));
+        if (d !== undefined) phi.labels({ member: nodeOf(m.uniqueAddress) }).set(d.phi(now));
+      }
+    });
+  }
+
   private remoting(): void {
     const r = this.registry;
     const rem = this.node.remoting;
@@ -201,7 +296,9 @@ export class NodeMetrics implements Disposable {
     r.addCollector(() => {
       messages.labels({ direction: "out", lane: "user" }).set(st.userMessagesOut);
       messages.labels({ direction: "in", lane: "user" }).set(st.userMessagesIn);
+      messages.labels({ direction: "out", lane: "system" }).set(st.systemMessagesOut);
       messages.labels({ direction: "in", lane: "system" }).set(st.systemMessagesIn);
+      messages.labels({ direction: "out", lane: "control" }).set(st.controlFramesOut);
       messages.labels({ direction: "in", lane: "control" }).set(st.controlFramesIn);
       writes.labels().set(st.writes);
       dropped.labels({ reason: "outbound-overflow" }).set(st.outboundOverflow);
@@ -231,6 +328,39 @@ export class NodeMetrics implements Disposable {
         }
       }),
     );
+  }
+
+  /** Bytes per lane and direction (whole frames), reconnects, associations by state. */
+  private remoteBytes(): void {
+    const r = this.registry;
+    const st = this.node.remoting.stats;
+    const bytes = r.counter({
+      name: "shardkit_remote_bytes_total",
+      help: "Bytes of remote frames (length prefix and type included) by direction (in, out) and lane (user, system, control).",
+      labelNames: ["direction", "lane"],
+    });
+    const reconnects = r.counter({
+      name: "shardkit_remote_reconnects_total",
+      help: "Outbound connection attempts after a failed connect or a broken association (each after its backoff).",
+    });
+    const associations = r.gauge({
+      name: "shardkit_remote_associations",
+      help: "Outbound associations (one per peer address) by state: idle, connecting, handshaking, active, backoff.",
+      labelNames: ["state"],
+    });
+    const remoting = this.node.remoting;
+    r.addCollector(() => {
+      bytes.labels({ direction: "out", lane: "user" }).set(st.userBytesOut);
+      bytes.labels({ direction: "in", lane: "user" }).set(st.userBytesIn);
+      bytes.labels({ direction: "out", lane: "system" }).set(st.systemBytesOut);
+      bytes.labels({ direction: "in", lane: "system" }).set(st.systemBytesIn);
+      bytes.labels({ direction: "out", lane: "control" }).set(st.controlBytesOut);
+      bytes.labels({ direction: "in", lane: "control" }).set(st.controlBytesIn);
+      reconnects.labels().set(st.reconnects);
+      const states = remoting.associationStates();
+      for (const state of ASSOCIATION_STATES)
+        associations.labels({ state }).set(states.get(state) ?? 0);
+    });
   }
 
   private sharding(): void {
@@ -310,6 +440,67 @@ export class NodeMetrics implements Disposable {
     r.addCollector(() => regions.labels().set(sharding.typeNames().length));
   }
 
+  /**
+   * What moves shards and entities: messages the regions buffer (read from the regions
+   * when scraped), passivations, GetShardHome round trips (region side), and the hand-offs
+   * this member's coordinators finished or gave up (rebalance and shutdown), all per type.
+   */
+  private shardingMoves(): void {
+    const r = this.registry;
+    const buffered = r.gauge({
+      name: "shardkit_sharding_buffered_messages",
+      help: "Messages the regions (and proxies) on this member hold: shard home unknown, shard moving or starting.",
+      labelNames: ["type"],
+    });
+    const passivations = r.counter({
+      name: "shardkit_sharding_passivations_total",
+      help: "Entities asked to stop to passivate: passivate (the entity asked), idle, limit (active-entity limit).",
+      labelNames: ["type", "reason"],
+    });
+    const homeSeconds = r.histogram({
+      name: "shardkit_sharding_shard_home_duration_seconds",
+      help: "Region side: from the first GetShardHome for a shard to the coordinator's answer naming its home.",
+      labelNames: ["type"],
+    });
+    const handOffSeconds = r.histogram({
+      name: "shardkit_sharding_hand_off_duration_seconds",
+      help: "Coordinator side: hand-offs finished (the shard stopped at its old owner), from BeginHandOff, by reason (rebalance, shutdown).",
+      labelNames: ["type", "reason"],
+      buckets: HAND_OFF_BUCKETS_SECONDS,
+    });
+    const handOffTimeouts = r.counter({
+      name: "shardkit_sharding_hand_off_timeouts_total",
+      help: "Coordinator side: hand-offs aborted after handOffTimeoutMs (the shard stays where it was), by reason.",
+      labelNames: ["type", "reason"],
+    });
+    const probes = new Map<string, Set<RegionProbe>>();
+    ClusterSharding.get(this.node).addLifecycleObserver({
+      regionStarted: (type, _node, probe) => {
+        const set = probes.get(type) ?? new Set<RegionProbe>();
+        set.add(probe);
+        probes.set(type, set);
+      },
+      regionStopped: (type, _node, probe) => {
+        probes.get(type)?.delete(probe);
+      },
+      entityPassivated: (type, _entityId, _node, _shardId, reason) =>
+        passivations.labels({ type, reason }).inc(),
+      shardHomeReceived: (type, _shardId, _node, ms) =>
+        homeSeconds.labels({ type }).observe(ms / 1000),
+      handOffCompleted: (type, _shardId, _node, reason, ms) =>
+        handOffSeconds.labels({ type, reason }).observe(ms / 1000),
+      handOffTimedOut: (type, _shardId, _node, reason) =>
+        handOffTimeouts.labels({ type, reason }).inc(),
+    });
+    r.addCollector(() => {
+      for (const [type, set] of probes) {
+        let n = 0;
+        for (const p of set) n += p.bufferedMessages;
+        buffered.labels({ type }).set(n);
+      }
+    });
+  }
+
   private byType(type: string): Map<string, number> {
     let m = this.entitiesByShard.get(type);
     if (m === undefined) {
@@ -355,6 +546,14 @@ export class NodeMetrics implements Disposable {
     });
     const latencySeries = latency.labels();
     asks.latencyObserver = (ms) => latencySeries.observe(ms / 1000);
+    const recovery = r.histogram({
+      name: "shardkit_persistence_recovery_duration_seconds",
+      help: "Recovery of an event-sourced entity (snapshot load and event replay), by outcome (recovered, failed).",
+      labelNames: ["outcome"],
+    });
+    const recovered = recovery.labels({ outcome: "recovered" });
+    system.core.recoveryObserver = (ms, outcome) =>
+      (outcome === "recovered" ? recovered : recovery.labels({ outcome })).observe(ms / 1000);
     this.disposables.push(
       system.eventStream.subscribe("DeadLetter", (e) =>
         deadLetters.labels({ reason: e.reason }).inc(),

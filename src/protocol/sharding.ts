@@ -11,7 +11,9 @@
  * Hand-off messages carry a `handOffId` that the region echoes back. Each attempt to hand
  * off a shard gets a new id, so an acknowledgement or ShardStopped that belongs to an
  * earlier, aborted attempt can never complete a later one (which could otherwise let the
- * coordinator re-home a shard its old owner has restarted in the meantime).
+ * coordinator re-home a shard its old owner has restarted in the meantime). Attempts
+ * count from 1; the id MOVED_AWAY_HAND_OFF_ID (0) is a HandOff of a leased shard the
+ * coordinator already gave a new home while its old region was unreachable.
  *
  * The `is...` guards check the shape of values decoded from a peer or read from a journal;
  * they never throw.
@@ -187,6 +189,14 @@ function isRecord(v: unknown): v is Fields {
 function isStr(v: unknown): v is string {
   return typeof v === "string";
 }
+
+/**
+ * The `handOffId` of a HandOff telling a region to stop a leased shard that the
+ * coordinator moved while the region's member was unreachable (the coordinator settings'
+ * unreachableMoveAfterMs). The region stops it as in any hand-off, which releases the
+ * lease so the new home can start it; its ShardStopped with this id completes no attempt.
+ */
+export const MOVED_AWAY_HAND_OFF_ID = 0;
 
 function isId(v: unknown): v is number {
   return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;

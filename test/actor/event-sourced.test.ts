@@ -362,6 +362,34 @@ describe("EventSourcedBehavior", () => {
     expect(c.got).toEqual([5]);
   });
 
+  it("tells the system's recovery observer each recovery's duration and outcome (the metrics)", async () => {
+    const s = simSystem();
+    const seen: [number, string][] = [];
+    s.system.core.recoveryObserver = (ms, outcome) => void seen.push([ms, outcome]);
+    /** Every recovery's first read takes 50 ms of virtual time. */
+    class SlowJournal extends GatedJournal {
+      override async highestSequenceNr(pid: string) {
+        await new Promise<void>((r) => s.system.runtime.scheduler.schedule(50, r));
+        return super.highestSequenceNr(pid);
+      }
+    }
+    const j = new SlowJournal();
+    j.failReads = 1;
+    const c = collector(s);
+    const a = s.system.spawn(counter(j));
+    a.tell({ type: "get", replyTo: c.ref });
+    await s.until(() => c.got.length === 1, 5_000);
+    expect(seen).toEqual([
+      [50, "failed"],
+      [50, "recovered"],
+    ]);
+    // without an observer, nothing is measured
+    s.system.core.recoveryObserver = undefined;
+    s.system.spawn(counter(j, {}, "c2")).tell({ type: "get", replyTo: c.ref });
+    await s.until(() => c.got.length === 2, 5_000);
+    expect(seen).toHaveLength(2);
+  });
+
   it("JournalConflictError (another incarnation wrote) stops the entity for good", async () => {
     const s = simSystem();
     const fails = failures(s);

@@ -11,6 +11,9 @@
  *    depositing, then SIGCONT: the database holds no event written by the stopped member
  *    after it was stopped (0 stale writes), and every account answers.
  */
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { kill } from "../support/child-process.js";
 import { installChildTeardown } from "../support/child-teardown.js";
@@ -30,7 +33,15 @@ const ACCOUNTS = 60;
 const STOP_MS = 30_000;
 /** How long every account may take to answer again after SIGCONT (see below). */
 const RECOVERY_AFTER_SIGCONT_MS = 60_000;
+/** Each balance ask of a poll times out after this; a poll lost to a dead home costs that. */
+const PROBE_ASK_TIMEOUT_MS = 2_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Member log level, and the file prefix the members' logs go to when the test fails (the
+ * path is printed; default in the temporary directory).
+ */
+const LOG_LEVEL = process.env.SHARDKIT_LEASE_LOG_LEVEL ?? "warn";
+const LOG_DUMP = process.env.SHARDKIT_LEASE_DUMP ?? join(tmpdir(), `shardkit-lease-${process.pid}`);
 const { stores, cleanup } = demoStores("shard leases (real processes)", "lease");
 afterAll(cleanup);
 
@@ -67,9 +78,11 @@ async function writtenBy(store: DemoStore, member: string, afterMs: number): Pro
 async function allAnswer(via: Parameters<typeof cmd>[0], limitMs: number): Promise<number> {
   const t0 = Date.now();
   for (;;) {
-    const r = await cmd(via, { cmd: "balances", accounts: ACCOUNTS }, 30_000).catch(
-      () => undefined,
-    );
+    const r = await cmd(
+      via,
+      { cmd: "balances", accounts: ACCOUNTS, timeoutMs: PROBE_ASK_TIMEOUT_MS },
+      30_000,
+    ).catch(() => undefined);
     if (Number(r?.count) === ACCOUNTS) return Date.now() - t0;
     if (Date.now() - t0 > limitMs) throw new Error(`not every account answered in ${limitMs} ms`);
     await sleep(100);
@@ -80,50 +93,59 @@ describe.each(stores)("shard leases on %s (real processes)", (name, makeStore) =
   it("kill -9: every account answers again; SIGSTOP 30 s + SIGCONT: no stale write in the database", async () => {
     const store = makeStore();
     const c = await demoCluster(store, { accounts: ACCOUNTS, leases: true });
-    const nodes = [0, 1, 2].map((i) => startDemoNode(c, i));
-    await waitRegions(nodes);
-    const [n0, n1, n2] = nodes as [(typeof nodes)[0], (typeof nodes)[0], (typeof nodes)[0]];
-    await cmd(n0, { cmd: "balances", accounts: ACCOUNTS }, 60_000); // every account started
-    expect(Number((await cmd(n1, { cmd: "stats" })).entities)).toBeGreaterThan(0);
-
-    // 1. kill -9 of n1 (on SQLite; PostgreSQL runs only the SIGSTOP check, to stay short)
-    let n1b = n1;
-    if (name === "sqlite") {
-      const killedAt = Date.now();
-      await kill(n1, "SIGKILL");
-      await allAnswer(n0, 40_000);
-      console.log(
-        `shard leases, kill -9: every account answered again ${Date.now() - killedAt} ms after the kill`,
-      );
-      n1b = startDemoNode(c, 1);
-      await waitUp([n1b]);
-    }
-
-    // 2. SIGSTOP of n2 (hosting accounts) for 30 s, deposits going on from n0
-    expect(Number((await cmd(n2, { cmd: "stats" })).entities)).toBeGreaterThan(0);
-    await cmd(n0, { cmd: "load", workers: 10 });
-    await sleep(500);
-    const stoppedAt = Date.now();
-    process.kill(n2.pid, "SIGSTOP");
+    const nodes = [0, 1, 2].map((i) => startDemoNode(c, i, LOG_LEVEL));
+    const all = [...nodes];
     try {
-      await sleep(STOP_MS);
-    } finally {
-      process.kill(n2.pid, "SIGCONT");
+      await waitRegions(nodes);
+      const [n0, n1, n2] = nodes as [(typeof nodes)[0], (typeof nodes)[0], (typeof nodes)[0]];
+      await cmd(n0, { cmd: "balances", accounts: ACCOUNTS }, 60_000); // every account started
+      expect(Number((await cmd(n1, { cmd: "stats" })).entities)).toBeGreaterThan(0);
+
+      // 1. kill -9 of n1 (on SQLite; PostgreSQL runs only the SIGSTOP check, to stay short)
+      let n1b = n1;
+      if (name === "sqlite") {
+        const killedAt = Date.now();
+        await kill(n1, "SIGKILL");
+        await allAnswer(n0, 40_000);
+        console.log(
+          `shard leases, kill -9: every account answered again ${Date.now() - killedAt} ms after the kill`,
+        );
+        n1b = startDemoNode(c, 1, LOG_LEVEL);
+        all.push(n1b);
+        await waitUp([n1b]);
+      }
+
+      // 2. SIGSTOP of n2 (hosting accounts) for 30 s, deposits going on from n0
+      expect(Number((await cmd(n2, { cmd: "stats" })).entities)).toBeGreaterThan(0);
+      await cmd(n0, { cmd: "load", workers: 10 });
+      await sleep(500);
+      const stoppedAt = Date.now();
+      process.kill(n2.pid, "SIGSTOP");
+      try {
+        await sleep(STOP_MS);
+      } finally {
+        process.kill(n2.pid, "SIGCONT");
+      }
+      await sleep(3_000);
+      await cmd(n0, { cmd: "stop-load" });
+      // The resumed member finds itself downed and shuts down, its leases expire and the
+      // shards start elsewhere; with three test files sharing two cores that took more than
+      // 30 s (in CI), hence the longer bound. The stall is printed.
+      const stall = await allAnswer(n0, RECOVERY_AFTER_SIGCONT_MS);
+      console.log(`shard leases, SIGCONT: every account answered again after ${stall} ms`);
+      const load = await cmd(n0, { cmd: "load-stats" });
+      expect(Number(load.completed)).toBeGreaterThan(0);
+      const stale = await writtenBy(store, "n2", stoppedAt);
+      console.log(
+        `shard leases, SIGSTOP ${STOP_MS} ms + SIGCONT: ${stale} events written by the stopped member after it was stopped; ${String(load.completed)} deposits acknowledged`,
+      );
+      expect(stale).toBe(0);
+      await Promise.all([n0, n1b, n2].map((n) => kill(n)));
+    } catch (e) {
+      const file = `${LOG_DUMP}-${name}.log`;
+      writeFileSync(file, all.map((m) => `==== ${m.name}\n${m.stderr.join("\n")}`).join("\n"));
+      console.log(`shard leases: the members' logs are in ${file}`);
+      throw e;
     }
-    await sleep(3_000);
-    await cmd(n0, { cmd: "stop-load" });
-    // The resumed member finds itself downed and shuts down, its leases expire and the
-    // shards start elsewhere; with three test files sharing two cores that took more than
-    // 30 s (in CI), hence the longer bound. The stall is printed.
-    const stall = await allAnswer(n0, RECOVERY_AFTER_SIGCONT_MS);
-    console.log(`shard leases, SIGCONT: every account answered again after ${stall} ms`);
-    const load = await cmd(n0, { cmd: "load-stats" });
-    expect(Number(load.completed)).toBeGreaterThan(0);
-    const stale = await writtenBy(store, "n2", stoppedAt);
-    console.log(
-      `shard leases, SIGSTOP ${STOP_MS} ms + SIGCONT: ${stale} events written by the stopped member after it was stopped; ${String(load.completed)} deposits acknowledged`,
-    );
-    expect(stale).toBe(0);
-    await Promise.all([n0, n1b, n2].map((n) => kill(n)));
   }, 180_000);
 });

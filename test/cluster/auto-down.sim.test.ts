@@ -95,5 +95,9 @@ describe.each(simSeeds([1, 2, 3]))("auto-down in the simulator (seed %i)", (seed
     for (const n of names) expect(h.members.get(n)?.removedReason).toBeUndefined();
     expect(h.members.get("d")?.cluster.state.leader?.address.host).toBe("d");
     expect(h.members.get("a")?.cluster.state.leader?.address.host).toBe("a");
+    // counted as auto-down decisions of each island's leader, not as resolver decisions
+    expect(h.members.get("a")?.cluster.downingDecisions.of("auto-down")).toBeGreaterThan(0);
+    expect(h.members.get("d")?.cluster.downingDecisions.of("auto-down")).toBeGreaterThan(0);
+    expect(h.members.get("a")?.cluster.downingDecisions.of("down-unreachable")).toBe(0);
   });
 });

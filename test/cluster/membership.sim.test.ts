@@ -95,6 +95,12 @@ describe.each(SEEDS)("membership faults (seed %i)", (seed) => {
       60_000,
     );
     for (const n of ["a", "b", "c"]) expect(h.members.get(n)?.removedReason).toBeUndefined();
+    // each side's leader decided once (the metrics' shardkit_cluster_downing_decisions_total)
+    const decisions = (n: string) => h.members.get(n)?.cluster.downingDecisions;
+    expect(decisions("a")?.of("down-unreachable")).toBe(1);
+    expect(decisions("a")?.of("down-reachable")).toBe(0);
+    expect(decisions("d")?.of("down-reachable")).toBe(1);
+    expect(decisions("b")?.of("down-unreachable")).toBe(0);
   });
 
   it("M7: an equal split 2|2 keeps the side with the lowest address", async () => {

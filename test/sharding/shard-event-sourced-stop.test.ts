@@ -93,6 +93,12 @@ function setup() {
         shardStopped: () => {},
         entityStarted: () => {},
         entityStopped: (id) => void stopped.push(id),
+        entityPassivated: () => {},
+        regionStarted: () => {},
+        regionStopped: () => {},
+        shardHomeReceived: () => {},
+        handOffCompleted: () => {},
+        handOffTimedOut: () => {},
       },
     }),
   );

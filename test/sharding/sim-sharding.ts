@@ -311,13 +311,14 @@ export async function totalOf(
   node: ClusterNode,
   id: string,
   typeKey: EntityTypeKey<Counter> = CounterKey,
+  askTimeoutMs = 10_000,
 ) {
   let answer: { node: string; total: number } | undefined;
   let failure: unknown;
   ClusterSharding.get(node)
     .entityRefFor(typeKey, id)
     .ask((replyTo: ActorRef<{ node: string; total: number }>) => ({ type: "get", replyTo }), {
-      timeoutMs: 10_000,
+      timeoutMs: askTimeoutMs,
     })
     .then(
       (a) => {
@@ -327,7 +328,10 @@ export async function totalOf(
         failure = e;
       },
     );
-  const ok = await world.runUntil(() => answer !== undefined || failure !== undefined, 15_000);
+  const ok = await world.runUntil(
+    () => answer !== undefined || failure !== undefined,
+    askTimeoutMs + 5_000,
+  );
   if (!ok || answer === undefined)
     throw new Error(
       `[sim ${world.describe()}] no answer from ${id}: ${String(failure ?? "no reply")}`,

@@ -222,6 +222,8 @@ class EventSourcedDriver<C, E, S> {
   private userStash: C[] = [];
   /** A PoisonPill came while the stash was full: stop at the next idle point. */
   private stopWhenIdle = false;
+  /** When recovery started; only with a recovery observer (the metrics). */
+  private readonly recoveryStartedMs: number | undefined;
 
   constructor(
     private readonly o: EventSourcedOptions<C, E, S>,
@@ -239,6 +241,7 @@ class EventSourcedDriver<C, E, S> {
     this.state = o.emptyState;
     this.signals = this.signalHandlers();
     this.sideEffects = this.sideEffectPerformers();
+    this.recoveryStartedMs = ctx.system.core.recoveryObserver === undefined ? undefined : ctx.now();
     ctx.pipeToSelf(recover(o), (r) =>
       r.ok
         ? this.signal({ type: "recovered", state: r.value.state, seqNr: r.value.seqNr })
@@ -353,15 +356,23 @@ class EventSourcedDriver<C, E, S> {
     this.state = state;
     this.seqNr = seqNr;
     this.phase = "running";
+    this.reportRecovery("recovered");
     this.o.onRecoveryCompleted?.(this.state, this.userCtx);
     this.stash.unstashAll();
     return this.stopWhenIdle ? Behaviors.stopped : Behaviors.same;
+  }
+
+  private reportRecovery(outcome: "recovered" | "failed"): void {
+    const observer = this.ctx.system.core.recoveryObserver;
+    if (observer !== undefined && this.recoveryStartedMs !== undefined)
+      observer(this.ctx.now() - this.recoveryStartedMs, outcome);
   }
 
   private signalHandlers(): Handlers<EsSignalBody, Next<C>> {
     return {
       recovered: (b) => this.onRecovered(b.state as S, b.seqNr),
       "recovery-failed": (b) => {
+        this.reportRecovery("failed");
         throw new EventSourcedRecoveryError(this.pid, b.error);
       },
       persisted: () => this.onPersisted(),

@@ -12,8 +12,9 @@
  * It also keeps the join diagnostics (why the associations to the seed nodes fail), which
  * read remoting's association events.
  *
- * Counting hooks: every membership message leaves through the `send` performer (kind and
- * encoded bytes), every resolver or auto-down decision through the `downing` performer.
+ * Counting hooks: every membership message leaves through `send` (kind and encoded bytes;
+ * remoting counts control frames per kind), every resolver or auto-down decision through
+ * the `downing` performer (`downingDecisions`).
  */
 import type { ActorSystem } from "../../actor/actor-system.js";
 import { MachineDriver, type Performers } from "../../actor/machine-driver.js";
@@ -24,6 +25,7 @@ import {
   type SbrSettings,
   type SbrSettingsOverrides,
 } from "../../core/downing/sbr-settings.js";
+import type { PhiAccrualFailureDetector } from "../../core/failure-detector/phi-accrual.js";
 import type { PhiAccrualSettings } from "../../core/failure-detector/phi-accrual-settings.js";
 import { type Address, addressOf, addressToString } from "../../core/membership/address.js";
 import { type ClusterEvent, diffClusterEvents } from "../../core/membership/cluster-events.js";
@@ -62,6 +64,7 @@ import {
 import type { Peer } from "../remoting/inbound-connection.js";
 import type { Remoting } from "../remoting/remoting.js";
 import type { WireNode } from "../remoting/wire-path.js";
+import { DowningDecisions } from "./downing-decisions.js";
 import {
   decodeMembershipMessage,
   encodeMembershipMessage,
@@ -124,6 +127,8 @@ export class Cluster {
   private readonly roles: readonly string[];
   private readonly onUpCallbacks: (() => void)[] = [];
   private readonly onRemovedCallbacks: (() => void)[] = [];
+  /** @internal Downing decisions taken here, by kind (read by the metrics). */
+  readonly downingDecisions = new DowningDecisions();
 
   private constructor(
     private readonly system: ActorSystem,
@@ -216,6 +221,11 @@ export class Cluster {
 
   get membershipState(): MembershipState {
     return this.view;
+  }
+
+  /** @internal Failure detectors of the monitored members by unique address (metrics: phi). */
+  get failureDetectors(): ReadonlyMap<string, PhiAccrualFailureDetector> {
+    return this.machine.failureDetectors;
   }
 
   /** Subscribes to cluster events; with initialState, current members are replayed first. */
@@ -378,6 +388,7 @@ export class Cluster {
       publish: (o) => this.publish(o.event),
       quarantine: (o) => this.quarantine(o.node, o.afterMs, o.reason),
       downing: (o) => {
+        this.downingDecisions.count(o.decision);
         if (o.nodes.length > 0)
           this.log.warn(`${o.by}: downing`, { nodes: o.nodes.map(key), reason: o.reason });
       },

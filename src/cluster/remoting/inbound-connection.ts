@@ -22,7 +22,12 @@ import {
   FrameDecoder,
   type FrameSink,
 } from "../../protocol/frame-decoder.js";
-import { FrameType, FrameWriter } from "../../protocol/framing.js";
+import {
+  FRAME_LENGTH_PREFIX_BYTES,
+  FRAME_TYPE_BYTES,
+  FrameType,
+  FrameWriter,
+} from "../../protocol/framing.js";
 import {
   decodeHandshakeConfirm,
   decodeHandshakeHello,
@@ -44,6 +49,9 @@ import { decodeSystemMessage, encodeSystemAck } from "../../protocol/system-mess
 import { UserEnvelopeReader, type UserEnvelopeView } from "../../protocol/user-envelope-reader.js";
 import type { RemotingContext } from "./remoting-context.js";
 import { formatNode, parseNode, type WireNode } from "./wire-path.js";
+
+/** What a frame adds to its payload on the wire (the byte counts of remoting.stats). */
+const FRAME_OVERHEAD_BYTES = FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES;
 
 /** A handshaked peer incarnation. */
 export interface Peer {
@@ -162,10 +170,12 @@ export class InboundConnection {
         this.onUser(this.peer, payload, 0, payload.length);
         return;
       case FrameType.SYSTEM:
+        this.host.stats.systemBytesIn += FRAME_OVERHEAD_BYTES + payload.length;
         this.onSystem(this.peer, payload);
         return;
       case FrameType.CONTROL:
         this.host.stats.controlFramesIn++;
+        this.host.stats.controlBytesIn += FRAME_OVERHEAD_BYTES + payload.length;
         this.host.onControl(this.peer, payload);
         return;
       default:
@@ -268,7 +278,9 @@ export class InboundConnection {
       this.fail(`malformed user envelope: ${error.detail}`);
       return;
     }
-    this.host.stats.userMessagesIn++;
+    const stats = this.host.stats;
+    stats.userMessagesIn++;
+    stats.userBytesIn += FRAME_OVERHEAD_BYTES + end - start;
     const ok = this.host.onUserEnvelope(peer, env);
     env.release();
     if (!ok) this.fail("undecodable user message");

@@ -12,5 +12,5 @@ export {
   type RemotingSettings,
   remotingSettings,
 } from "./remoting-settings.js";
-export type { RemotingStats } from "./remoting-stats.js";
+export type { ControlKindStats, RemotingStats } from "./remoting-stats.js";
 export type { WireNode } from "./wire-path.js";

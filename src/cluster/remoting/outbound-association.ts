@@ -50,7 +50,19 @@ import {
 import type { RemotingContext } from "./remoting-context.js";
 import type { WireNode } from "./wire-path.js";
 
-type State = "idle" | "connecting" | "handshaking" | "active" | "backoff";
+/** Where an outbound association is (idle: nothing to send and no connection). */
+export type AssociationState = "idle" | "connecting" | "handshaking" | "active" | "backoff";
+
+/** Every state, in lifecycle order (the metrics show each). */
+export const ASSOCIATION_STATES: readonly AssociationState[] = [
+  "idle",
+  "connecting",
+  "handshaking",
+  "active",
+  "backoff",
+];
+
+type State = AssociationState;
 
 export class OutboundAssociation {
   private state: State = "idle";
@@ -82,6 +94,9 @@ export class OutboundAssociation {
 
   get isActive(): boolean {
     return this.state === "active";
+  }
+  get currentState(): AssociationState {
+    return this.state;
   }
   get queuedUserMessages(): number {
     return this.userQueue.length;
@@ -143,16 +158,26 @@ export class OutboundAssociation {
     const conn = this.conn;
     if (this.state !== "active" || conn === null) return;
     const w = this.writer;
+    const stats = this.ctx.stats;
+    // per lane: frames and bytes as the differences of the writer's counts (per flush,
+    // not per message; the writer's batch starts empty here)
     for (let c = this.urgentQueue.shift(); c !== undefined; c = this.urgentQueue.shift())
       w.append(FrameType.CONTROL, c);
     for (let c = this.controlQueue.shift(); c !== undefined; c = this.controlQueue.shift())
       w.append(FrameType.CONTROL, c);
+    stats.controlFramesOut += w.pendingFrames;
+    stats.controlBytesOut += w.pendingBytes;
+    let frames = w.pendingFrames;
+    let bytes = w.pendingBytes;
     const now = this.ctx.clock.now();
     for (const m of this.system.due(now, this.ctx.settings.systemMessageResendIntervalMs)) {
       w.append(FrameType.SYSTEM, encodeSystemMessage(m.seq, m.payload));
       m.lastSentAt = now;
     }
-    let frames = w.pendingFrames;
+    stats.systemMessagesOut += w.pendingFrames - frames;
+    stats.systemBytesOut += w.pendingBytes - bytes;
+    frames = w.pendingFrames;
+    bytes = w.pendingBytes;
     if (!this.backpressured) {
       const budget = this.ctx.settings.flushBytesMax;
       for (
@@ -164,10 +189,10 @@ export class OutboundAssociation {
         w.append(FrameType.USER, u);
       }
     }
-    frames = w.pendingFrames - frames;
-    this.ctx.stats.userMessagesOut += frames;
+    stats.userMessagesOut += w.pendingFrames - frames;
+    stats.userBytesOut += w.pendingBytes - bytes;
     if (w.pendingBytes === 0) return;
-    this.ctx.stats.writes++;
+    stats.writes++;
     if (!conn.send(w.take())) this.backpressured = true;
     if (!this.backpressured && this.userQueue.length > 0) this.scheduleFlush();
   }
@@ -381,9 +406,10 @@ export class OutboundAssociation {
         this.system.size > 0 ||
         this.controlQueue.length > 0 ||
         this.urgentQueue.length > 0
-      )
+      ) {
+        this.ctx.stats.reconnects++;
         this.connect();
-      else this.state = "idle";
+      } else this.state = "idle";
     });
   }
 

@@ -44,7 +44,7 @@ import type { UserEnvelopeView } from "../../protocol/user-envelope-reader.js";
 import { encodeUserPayload } from "../../protocol/user-payload.js";
 import type { AssociationEvent, AssociationListener } from "./association-failure.js";
 import { InboundConnection, type InboundHost, type Peer } from "./inbound-connection.js";
-import { OutboundAssociation } from "./outbound-association.js";
+import { type AssociationState, OutboundAssociation } from "./outbound-association.js";
 import { RemoteActorRef } from "./remote-actor-ref.js";
 import { decodeRemoteSystemMessage, encodeRemoteSystemMessage } from "./remote-system-message.js";
 import { type RemotingSettings, remotingSecrets, remotingSettings } from "./remoting-settings.js";
@@ -220,10 +220,21 @@ export class Remoting implements InboundHost {
    * frames (heartbeat replies) are written before the other queued control frames.
    */
   sendControl(node: WireNode, kind: number, payload: Uint8Array, urgent = false): void {
+    const kinds = this.stats.controlKinds;
+    kinds.messagesOut[kind] = (kinds.messagesOut[kind] as number) + 1;
+    kinds.bytesOut[kind] = (kinds.bytesOut[kind] as number) + payload.length;
     const framed = new Uint8Array(payload.length + 1);
     framed[0] = kind;
     framed.set(payload, 1);
     this.association(node).sendControl(framed, urgent);
+  }
+
+  /** How many outbound associations are in each state now (read by the metrics). */
+  associationStates(): Map<AssociationState, number> {
+    const counts = new Map<AssociationState, number>();
+    for (const a of this.associations.values())
+      counts.set(a.currentState, (counts.get(a.currentState) ?? 0) + 1);
+    return counts;
   }
 
   /** Stops listening and closes every connection. */
@@ -565,6 +576,11 @@ export class Remoting implements InboundHost {
 
   onControl(peer: Peer, payload: Uint8Array): void {
     const kind = payload[0];
+    if (kind !== undefined) {
+      const kinds = this.stats.controlKinds;
+      kinds.messagesIn[kind] = (kinds.messagesIn[kind] as number) + 1;
+      kinds.bytesIn[kind] = (kinds.bytesIn[kind] as number) + payload.length - 1;
+    }
     if (kind === CONTROL_WATCH_HEARTBEAT) {
       this.sendControl(peer.node, CONTROL_WATCH_HEARTBEAT_RSP, new Uint8Array(0));
       return;

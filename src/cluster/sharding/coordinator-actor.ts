@@ -11,6 +11,7 @@
  *   A JournalConflictError (another coordinator wrote) makes the actor fail, and its
  *   supervisor restarts it with backoff: it reloads instead of going on with a stale state.
  */
+
 import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { type Behavior, Behaviors } from "../../actor/behavior.js";
@@ -24,11 +25,12 @@ import {
   timerPerformers,
 } from "../../actor/machine-driver.js";
 import { SupervisorStrategy } from "../../actor/supervision.js";
-import type {
-  CoordinatorInput,
-  CoordinatorMember,
-  CoordinatorOutput,
-  CoordinatorRemoval,
+import {
+  type CoordinatorInput,
+  type CoordinatorMember,
+  type CoordinatorOutput,
+  type CoordinatorRemoval,
+  parseCoordinatorTimer,
 } from "../../core/coordinator/coordinator-io.js";
 import {
   CoordinatorMachine,
@@ -42,6 +44,8 @@ import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
 import { adaptAllocationStrategy, type ShardAllocationStrategy } from "./async-strategy.js";
 import type { CoordinatorRecoveryData, CoordinatorStore } from "./coordinator-store.js";
+import { RefusedPeers } from "./refused-peers.js";
+import type { ShardLifecycle } from "./sharding-lifecycle.js";
 import { ActorIdRefs, actorIdOf } from "./sharding-messages.js";
 
 export interface CoordinatorActorOptions {
@@ -64,6 +68,8 @@ export interface CoordinatorActorOptions {
    * learns of it.
    */
   readonly removals?: { recent(): readonly CoordinatorRemoval[] };
+  /** Told how each hand-off ended (the metrics: count and duration per reason). */
+  readonly lifecycle?: ShardLifecycle;
 }
 
 /** Supervision of the coordinator: a failure (e.g. a journal conflict) restarts it. */
@@ -176,6 +182,7 @@ class CoordinatorDriver {
   private readonly handlers: Handlers<CoordMsg>;
   private readonly unsubscribe: () => void;
   private knownMembers = new Set<string>();
+  private readonly refused: RefusedPeers | undefined;
 
   constructor(
     private readonly ctx: ActorContext<CoordMsg>,
@@ -204,8 +211,18 @@ class CoordinatorDriver {
     this.ids = new ActorIdRefs(remoting);
     this.driver = new MachineDriver(this.machine, () => ctx.now(), this.performers());
     this.handlers = { ...this.regionHandlers(), ...this.selfHandlers() };
-    const sub = cluster.subscribe(() => ctx.self.tell({ type: "shardkit.coordinator.members" }));
-    this.unsubscribe = () => sub.dispose();
+    const members = () => ctx.self.tell({ type: "shardkit.coordinator.members" });
+    const sub = cluster.subscribe(members);
+    // Leased shards: a member whose port refuses connections counts as unreachable here
+    // (refused-peers.ts), so its shards move before the failure detector notices.
+    const refused = this.machine.settings.shardsLeased
+      ? new RefusedPeers(remoting, members)
+      : undefined;
+    this.refused = refused;
+    this.unsubscribe = () => {
+      sub.dispose();
+      refused?.dispose();
+    };
     this.feedMembers();
     ctx.timers.startTimerWithFixedDelay(
       "rebalance",
@@ -268,7 +285,10 @@ class CoordinatorDriver {
   private regionHandlers(): Handlers<ShardingMsg> {
     const ignore = () => {};
     return {
-      "shardkit.to-coordinator": (m) => this.driver.feed(m.cmd),
+      "shardkit.to-coordinator": (m) => {
+        if (m.cmd.type === "shard-stopped") this.feedHandOffEnd(m.cmd.shard, m.cmd, "completed");
+        else this.driver.feed(m.cmd);
+      },
       "shardkit.identify-coordinator": (m) =>
         m.replyTo.tell({ type: "shardkit.coordinator-is", id: this.selfId }),
       "shardkit.get-regions": (m) =>
@@ -295,7 +315,12 @@ class CoordinatorDriver {
     const ignore = () => {};
     return {
       "shardkit.coordinator.members": () => this.feedMembers(),
-      "shardkit.coordinator.timer": (m) => feed({ type: "timer", key: m.key }),
+      "shardkit.coordinator.timer": (m) => {
+        const timer = parseCoordinatorTimer(m.key);
+        if (timer?.kind === "hand-off")
+          this.feedHandOffEnd(timer.shard, { type: "timer", key: m.key }, "timed-out");
+        else feed({ type: "timer", key: m.key });
+      },
       "shardkit.coordinator.rebalance": () => feed({ type: "rebalance-tick" }),
       "shardkit.coordinator.allocation-retry": () => feed({ type: "allocation-retry" }),
       "shardkit.coordinator.persisted": (m) => feed({ type: "persisted", batchId: m.batchId }),
@@ -309,18 +334,44 @@ class CoordinatorDriver {
     };
   }
 
+  /**
+   * Feeds `input` (ShardStopped, or the hand-off timer of `shard`), which may end the
+   * hand-off of `shard`: with a lifecycle listener, tells it how the hand-off ended and
+   * how long it took. The machine decides; this only compares its hand-off record of the
+   * shard before and after (once per hand-off, never per message).
+   */
+  private feedHandOffEnd(
+    shard: string,
+    input: CoordinatorInput,
+    ending: "completed" | "timed-out",
+  ): void {
+    const { lifecycle } = this.options;
+    const before = lifecycle === undefined ? undefined : handOffOf(this.machine, shard);
+    this.driver.feed(input);
+    if (before === undefined || lifecycle === undefined) return;
+    if (handOffOf(this.machine, shard)?.id === before.id) return; // still running
+    if (ending === "completed")
+      lifecycle.handOffCompleted(shard, before.reason, this.ctx.now() - before.startedAtMs);
+    else lifecycle.handOffTimedOut(shard, before.reason);
+  }
+
   /** Feeds the current membership, then a region-terminated per region of a removed member. */
   private feedMembers(): void {
     const st = this.options.cluster.state;
     const unreachable = new Set(st.unreachable.map((m) => uniqueAddressToString(m.uniqueAddress)));
-    const members: CoordinatorMember[] = st.members.map((m) => ({
-      uniqueAddress: uniqueAddressToString(m.uniqueAddress),
-      address: `${m.uniqueAddress.address.host}:${m.uniqueAddress.address.port}`,
-      status: m.status,
-      appVersion: m.appVersion,
-      reachable: !unreachable.has(uniqueAddressToString(m.uniqueAddress)),
-      roles: m.roles,
-    }));
+    const members: CoordinatorMember[] = st.members.map((m) => {
+      const address = `${m.uniqueAddress.address.host}:${m.uniqueAddress.address.port}`;
+      return {
+        uniqueAddress: uniqueAddressToString(m.uniqueAddress),
+        address,
+        status: m.status,
+        appVersion: m.appVersion,
+        reachable:
+          !unreachable.has(uniqueAddressToString(m.uniqueAddress)) &&
+          this.refused?.has(address) !== true,
+        roles: m.roles,
+      };
+    });
     const now = new Set(members.map((m) => m.uniqueAddress));
     const removed = [...this.knownMembers].filter((k) => !now.has(k));
     this.knownMembers = now;
@@ -334,6 +385,11 @@ class CoordinatorDriver {
       for (const region of regionsOn(this.machine, k))
         this.driver.feed({ type: "region-terminated", region });
   }
+}
+
+/** The hand-off of `shard` in progress, if any. */
+function handOffOf(machine: CoordinatorMachine, shard: string) {
+  return machine.view().handOffs.find((h) => h.shard === shard);
 }
 
 /** Regions registered from the member `uniqueAddress` (by the registration's member field). */

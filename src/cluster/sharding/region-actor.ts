@@ -9,6 +9,7 @@
  * `handlers` (one entry per message type); entity envelopes take the fast path of the
  * machine's routing decision (`deliver`).
  */
+
 import type { ActorContext } from "../../actor/actor-context.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { ask } from "../../actor/ask.js";
@@ -43,8 +44,10 @@ import {
 } from "../../protocol/sharding.js";
 import type { Cluster } from "../membership/cluster.js";
 import type { Remoting } from "../remoting/remoting.js";
+import { RefusedPeers } from "./refused-peers.js";
 import { type EntityContext, type ShardRememberOptions, shardBehavior } from "./shard-actor.js";
-import type { ShardLifecycle } from "./sharding-lifecycle.js";
+import { ShardHomeTiming } from "./shard-home-timing.js";
+import type { RegionProbe, ShardLifecycle } from "./sharding-lifecycle.js";
 import { ActorIdRefs, actorIdOf, splitActorId } from "./sharding-messages.js";
 import { entityAttributes, SpanAttributes, SpanNames, TracedMessage } from "./traced-message.js";
 
@@ -119,6 +122,9 @@ class RegionDriver {
   private readonly handlers: Handlers<RegionMsg>;
   private readonly unsubscribe: () => void;
   private coordinator: string | undefined;
+  /** With a lifecycle listener (metrics): GetShardHome round trips and the region's figures. */
+  private readonly homeTiming: ShardHomeTiming | undefined;
+  private readonly probe: RegionProbe | undefined;
 
   constructor(
     private readonly ctx: ActorContext<unknown>,
@@ -135,25 +141,58 @@ class RegionDriver {
       settings: options.settings,
     });
     this.ids = new ActorIdRefs(options.remoting);
+    const { lifecycle } = options;
+    if (lifecycle !== undefined) {
+      const machine = this.machine;
+      this.homeTiming = new ShardHomeTiming(
+        () => ctx.now(),
+        (shard, ms) => lifecycle.shardHomeReceived(shard, ms),
+      );
+      this.probe = {
+        get bufferedMessages() {
+          return machine.stats.bufferedMessages;
+        },
+      };
+      lifecycle.regionStarted(this.probe);
+    }
     this.driver = new MachineDriver(this.machine, () => ctx.now(), this.performers());
     this.handlers = this.messageHandlers();
     this.driver.feed({ type: "start" });
     this.identify();
     // A removed member's regions are gone: forget the homes they had, so messages for
     // their shards wait for the coordinator's new allocation instead of being forwarded.
+    // With shard leases the same happens when the member becomes unreachable: the
+    // coordinator moves its shards without waiting for the removal (coordinator settings,
+    // unreachableMoveAfterMs) and answers requests for them once they have a new home, or
+    // the old one again if the member comes back first.
+    const leased = options.lease !== undefined;
     const sub = options.cluster.subscribe((e) => {
-      if (e.type !== "member-removed") return;
+      if (e.type !== "member-removed" && !(leased && e.type === "unreachable-member")) return;
       const a = e.member.uniqueAddress.address;
       ctx.self.tell({
         type: "shardkit.region.node-removed",
         node: `${a.system}@${a.host}:${a.port}`,
       });
     });
-    this.unsubscribe = () => sub.dispose();
+    // ... and when its port refuses connections (refused-peers.ts), before the failure
+    // detector notices a crash.
+    const system = options.cluster.membershipState.selfUniqueAddress.address.system;
+    const refused = leased
+      ? new RefusedPeers(options.remoting, (hostPort, isRefused) => {
+          if (isRefused)
+            ctx.self.tell({ type: "shardkit.region.node-removed", node: `${system}@${hostPort}` });
+        })
+      : undefined;
+    this.unsubscribe = () => {
+      sub.dispose();
+      refused?.dispose();
+    };
   }
 
   dispose(): void {
     this.unsubscribe();
+    this.homeTiming?.clear();
+    if (this.probe !== undefined) this.options.lifecycle?.regionStopped(this.probe);
   }
 
   receive(m: unknown): void {
@@ -371,8 +410,10 @@ class RegionDriver {
   private performers(): Performers<RegionOutput<unknown>> {
     const { ctx, options } = this;
     return {
-      "send-to-coordinator": (o) =>
-        this.refOf(o.coordinator)?.tell({ type: "shardkit.to-coordinator", cmd: o.message }),
+      "send-to-coordinator": (o) => {
+        if (o.message.type === "get-shard-home") this.homeTiming?.asked(o.message.shard);
+        this.refOf(o.coordinator)?.tell({ type: "shardkit.to-coordinator", cmd: o.message });
+      },
       "relay-to-coordinator": (o) =>
         this.refOf(o.via)?.tell({
           type: "shardkit.relay-to-coordinator",
@@ -469,8 +510,10 @@ class RegionDriver {
       },
       "shardkit.region.coordinator-gone": (m) => this.onCoordinatorGone(m.id),
       "shardkit.coordinator-is": (m) => this.onCoordinatorIs(m.id),
-      "shardkit.from-coordinator": (m) =>
-        feed({ type: "coordinator-message", from: m.from, message: m.cmd }),
+      "shardkit.from-coordinator": (m) => {
+        this.homeTiming?.received(m.cmd);
+        feed({ type: "coordinator-message", from: m.from, message: m.cmd });
+      },
       // After every message the sender forwarded here before (same channel): pass on.
       "shardkit.relay-to-coordinator": (m) =>
         this.refOf(m.coordinator)?.tell({ type: "shardkit.to-coordinator", cmd: m.cmd }),

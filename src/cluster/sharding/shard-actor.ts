@@ -325,6 +325,8 @@ class ShardDriver {
       // entity already has, and an event-sourced entity takes it only once its append in
       // flight ended and the reply went out (event-sourced-behavior.ts, "Stopping").
       "stop-entity-actor": (o) => {
+        if (o.reason !== "hand-off")
+          options.lifecycle?.entityPassivated(o.entityId, options.shardId, o.reason);
         if (o.stopMessage !== undefined) this.entities.tell(o.entityId, o.stopMessage);
         else this.entities.get(o.entityId)?.tell(PoisonPill);
       },

@@ -1,12 +1,20 @@
 /**
  * An optional observer of where shards and entities run: each shard reports when it
  * starts and stops, and when it starts an entity and sees it terminate. The registry
- * oracle of `shardkit/testing` (ShardingOracle) is built on it; metrics could be too.
+ * oracle of `shardkit/testing` (ShardingOracle) is built on it, and so are the node's
+ * metrics (src/observability/node-metrics.ts), which also take the rarer events below:
+ * passivations, the region's GetShardHome round trips, the coordinator's finished
+ * hand-offs. None of them is per message.
  *
  * `node` is the unique address of the reporting member (`protocol://system@host:port#uid`),
- * so two incarnations of one host are told apart. Calls happen inside the shard actor:
- * a listener must be quick; what it throws is swallowed so that it cannot break sharding.
+ * so two incarnations of one host are told apart. Calls happen inside the shard, region
+ * or coordinator actor: a listener must be quick; what it throws is swallowed so that it
+ * cannot break sharding.
  */
+import type { HandOffReason } from "../../core/coordinator/hand-off-tracker.js";
+import type { StopReason } from "../../core/shard/shard-types.js";
+
+export type { HandOffReason };
 
 /** Receives shard and entity start/stop reports (every method optional). */
 export interface ShardingLifecycleListener {
@@ -18,6 +26,51 @@ export interface ShardingLifecycleListener {
   entityStarted?(typeName: string, entityId: string, node: string, shardId: string): void;
   /** That incarnation terminated (stopped, failed, or stopped with its shard). */
   entityStopped?(typeName: string, entityId: string, node: string, shardId: string): void;
+  /**
+   * The shard asked `entityId` to stop to passivate it: `passivate` (the entity asked),
+   * `idle` (passivateIdleAfterMs) or `limit` (the active-entity limit). Not for hand-offs.
+   */
+  entityPassivated?(
+    typeName: string,
+    entityId: string,
+    node: string,
+    shardId: string,
+    reason: PassivationReason,
+  ): void;
+  /**
+   * The region of `typeName` started on `node`; `probe` reads its current figures (the
+   * metrics read it when scraped). Told again if the region restarts.
+   */
+  regionStarted?(typeName: string, node: string, probe: RegionProbe): void;
+  /** That region stopped (`probe` is the one given to regionStarted). */
+  regionStopped?(typeName: string, node: string, probe: RegionProbe): void;
+  /**
+   * The coordinator answered the region's GetShardHome for `shardId`: `latencyMs` from the
+   * first request for it (retries and a coordinator change included) to the answer.
+   */
+  shardHomeReceived?(typeName: string, shardId: string, node: string, latencyMs: number): void;
+  /**
+   * The coordinator (running on `node`) finished a hand-off of `shardId` (its old owner
+   * stopped it), `durationMs` after BeginHandOff; `reason` is `rebalance` or `shutdown`.
+   */
+  handOffCompleted?(
+    typeName: string,
+    shardId: string,
+    node: string,
+    reason: HandOffReason,
+    durationMs: number,
+  ): void;
+  /** A hand-off the coordinator started timed out (handOffTimeoutMs); the shard stays. */
+  handOffTimedOut?(typeName: string, shardId: string, node: string, reason: HandOffReason): void;
+}
+
+/** Why an entity was passivated (see ShardingLifecycleListener.entityPassivated). */
+export type PassivationReason = Exclude<StopReason, "hand-off">;
+
+/** What a region shows of itself while it runs (read on demand, not pushed). */
+export interface RegionProbe {
+  /** Messages the region holds now: shard home unknown, shard moving or starting. */
+  readonly bufferedMessages: number;
 }
 
 /** The listener with its entity type and node bound: what one shard actor reports to. */
@@ -27,6 +80,12 @@ export interface ShardLifecycle {
   shardStopped(shardId: string, liveEntityIds: Iterable<string>): void;
   entityStarted(entityId: string, shardId: string): void;
   entityStopped(entityId: string, shardId: string): void;
+  entityPassivated(entityId: string, shardId: string, reason: PassivationReason): void;
+  regionStarted(probe: RegionProbe): void;
+  regionStopped(probe: RegionProbe): void;
+  shardHomeReceived(shardId: string, latencyMs: number): void;
+  handOffCompleted(shardId: string, reason: HandOffReason, durationMs: number): void;
+  handOffTimedOut(shardId: string, reason: HandOffReason): void;
 }
 
 /** Binds `listener` to one entity type on one node (undefined when there is no listener). */
@@ -53,5 +112,15 @@ export function bindShardLifecycle(
       call(() => listener.entityStarted?.(typeName, entityId, node, shardId)),
     entityStopped: (entityId, shardId) =>
       call(() => listener.entityStopped?.(typeName, entityId, node, shardId)),
+    entityPassivated: (entityId, shardId, reason) =>
+      call(() => listener.entityPassivated?.(typeName, entityId, node, shardId, reason)),
+    regionStarted: (probe) => call(() => listener.regionStarted?.(typeName, node, probe)),
+    regionStopped: (probe) => call(() => listener.regionStopped?.(typeName, node, probe)),
+    shardHomeReceived: (shardId, latencyMs) =>
+      call(() => listener.shardHomeReceived?.(typeName, shardId, node, latencyMs)),
+    handOffCompleted: (shardId, reason, durationMs) =>
+      call(() => listener.handOffCompleted?.(typeName, shardId, node, reason, durationMs)),
+    handOffTimedOut: (shardId, reason) =>
+      call(() => listener.handOffTimedOut?.(typeName, shardId, node, reason)),
   };
 }

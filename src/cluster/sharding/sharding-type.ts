@@ -112,7 +112,7 @@ export interface ShardLeaseOption extends Partial<ShardLeaseSettings> {
 
 /** Settings of a type's coordinator, regions and shards (rememberEntities: the option). */
 export interface ShardingSettingsOptions {
-  readonly coordinator?: Partial<Omit<CoordinatorSettings, "rememberEntities">>;
+  readonly coordinator?: Partial<Omit<CoordinatorSettings, "rememberEntities" | "shardsLeased">>;
   readonly region?: Partial<RegionSettings>;
   readonly shard?: Partial<Omit<ShardSettings, "rememberEntities">>;
 }
@@ -259,6 +259,14 @@ export function resolveShardingTypeSpec(
   const lease = resolveShardLease(input.lease, input.persistence);
   if (input.tracing !== undefined && typeof input.tracing !== "boolean")
     throw new ConfigError("tracing", input.tracing, "a boolean");
+  const leasedOverride = (input.settings?.coordinator as { shardsLeased?: unknown } | undefined)
+    ?.shardsLeased;
+  if (leasedOverride !== undefined)
+    throw new ConfigError(
+      "settings.coordinator.shardsLeased",
+      leasedOverride,
+      "not a setting of its own: it follows the type's `lease` option",
+    );
   const { rememberEntities } = stores;
   return {
     typeName: input.typeName,
@@ -280,6 +288,8 @@ export function resolveShardingTypeSpec(
         // lease expired, so a removed region's shards move at once.
         regionRemovalMarginMs: lease === undefined ? removalMarginMs : 0,
         ...input.settings?.coordinator,
+        // and those of an unreachable member move without waiting for its removal
+        shardsLeased: lease !== undefined,
         rememberEntities,
       }),
       region: resolveRegionSettings(input.settings?.region),
@@ -425,6 +435,8 @@ export function startShardingType(
   const singletonName = `shardCoordinator-${name}`;
   const coordinatorRole = spec.coordinatorRole ?? spec.role;
   const stores = withDDataStores(host, spec);
+  const member = uniqueAddressToString(cluster.self);
+  const lifecycle = bindShardLifecycle(spec.lifecycle, name, member);
   const coordinator = spec.proxyOnly
     ? ClusterSingleton.proxy<ShardingMsg>(host, singletonName, coordinatorRole)
     : ClusterSingleton.init<ShardingMsg>(host, {
@@ -443,9 +455,9 @@ export function startShardingType(
           store: stores.coordinatorStore,
           // the margin counts once, from the removal (removal-times.ts)
           removals: new RemovalTimes(cluster, () => system.core.clock.now()),
+          ...(lifecycle === undefined ? {} : { lifecycle }),
         }) as Behavior<ShardingMsg>,
       });
-  const member = uniqueAddressToString(cluster.self);
   const { rememberStore } = stores;
   // the node's tracing (ClusterNode.tracing), unless the type turns it off
   const tracing = spec.tracing ? (host as { readonly tracing?: Tracing }).tracing : undefined;
@@ -468,7 +480,7 @@ export function startShardingType(
         rememberStore === undefined
           ? undefined
           : { typeName: name, store: rememberStore, shardOf: spec.routing.shardOf },
-      lifecycle: bindShardLifecycle(spec.lifecycle, name, member),
+      lifecycle,
       lease: spec.lease,
       ...(tracing === undefined ? {} : { tracing }),
     }),

@@ -116,6 +116,8 @@ export const CoordinatorTimer = {
   regionRemoval: (region: RegionId): string => `region-removal:${region}`,
   /** Regions recovery: the removal margin of members that left before registering passed. */
   recoveryMargin: "recovery-margin",
+  /** Leased shards: `member` has been unreachable for unreachableMoveAfterMs. */
+  unreachableMove: (member: string): string => `unreachable-move:${member}`,
 } as const;
 
 /** A timer key split into its kind and shard (undefined for an unknown key). */
@@ -125,12 +127,14 @@ export function parseCoordinatorTimer(
   | { readonly kind: "host-shard" | "hand-off"; readonly shard: ShardId }
   | { readonly kind: "persist-retry" | "recovery-margin" }
   | { readonly kind: "region-removal"; readonly region: RegionId }
+  | { readonly kind: "unreachable-move"; readonly member: string }
   | undefined {
   if (key === CoordinatorTimer.persistRetry) return { kind: "persist-retry" };
   if (key === CoordinatorTimer.recoveryMargin) return { kind: "recovery-margin" };
   const colon = key.indexOf(":");
   const kind = key.slice(0, colon);
   if (kind === "region-removal") return { kind, region: key.slice(colon + 1) };
+  if (kind === "unreachable-move") return { kind, member: key.slice(colon + 1) };
   if (colon > 0 && (kind === "host-shard" || kind === "hand-off"))
     return { kind, shard: key.slice(colon + 1) };
   return undefined;

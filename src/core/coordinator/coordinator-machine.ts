@@ -16,6 +16,12 @@
  * or the region reported it stopped). A hand-off that times out is ABORTED: the shard
  * stays with its old owner, which may still be running it, and waiting requesters are
  * told so; a rebalance may pick it again later, a graceful shutdown retries it.
+ * Leased shards (settings.shardsLeased) are the exception: the lease, not the
+ * coordinator, keeps a shard from running twice, so the shards of a region whose member
+ * has been unreachable for unreachableMoveAfterMs get new homes at once (the new home
+ * starts each once it holds the lease); the old region is told to stop them (a HandOff
+ * with MOVED_AWAY_HAND_OFF_ID), again whenever its member becomes reachable, until it
+ * answers or is gone.
  *
  * Modes: "persistent" starts from a recovered snapshot + events; "regions" (no database)
  * starts empty, rebuilds the table from the shards regions report when they register,
@@ -24,12 +30,13 @@
  * regions registered with this coordinator, and while a write is failing.
  */
 import { assert } from "../../base/assert.js";
-import type {
-  CoordinatorCommand,
-  CoordinatorEvent,
-  CoordinatorSnapshot,
-  RegionCommand,
-  RegionId,
+import {
+  type CoordinatorCommand,
+  type CoordinatorEvent,
+  type CoordinatorSnapshot,
+  MOVED_AWAY_HAND_OFF_ID,
+  type RegionCommand,
+  type RegionId,
 } from "../../protocol/sharding.js";
 import type { ShardId } from "../sharding/shard-id.js";
 import { regionsHaveSameAppVersion } from "./allocation/rebalance-gate.js";
@@ -84,6 +91,8 @@ export interface CoordinatorStats {
   readonly persistFailures: number;
   readonly handOffTimeouts: number;
   readonly handOffsCompleted: number;
+  /** Leased shards given a new home because their region's member was unreachable. */
+  readonly shardsMovedFromUnreachable: number;
 }
 
 /** A read-only picture of the machine for queries, logs and tests. */
@@ -114,6 +123,7 @@ interface MutableStats {
   persistFailures: number;
   handOffTimeouts: number;
   handOffsCompleted: number;
+  shardsMovedFromUnreachable: number;
 }
 
 /** The shard coordinator (see the module comment). */
@@ -138,6 +148,10 @@ export class CoordinatorMachine {
   private readonly removalPending = new Set<RegionId>();
   /** When this node saw a member removed (membership input `removed`). */
   private removedAtMs = new Map<string, number>();
+  /** Leased shards: members seen unreachable (their move timer runs or has fired). */
+  private readonly unreachableSeen = new Set<string>();
+  /** Leased shards moved away from a region that has not yet confirmed it stopped them. */
+  private readonly movedAway = new Map<RegionId, Set<ShardId>>();
   /** Regions that registered with this coordinator incarnation (minNrOfMembers). */
   private readonly registeredNow = new Set<RegionId>();
   private allocationOpen = false;
@@ -150,6 +164,7 @@ export class CoordinatorMachine {
     persistFailures: 0,
     handOffTimeouts: 0,
     handOffsCompleted: 0,
+    shardsMovedFromUnreachable: 0,
   };
   private out: CoordinatorOutput[] = [];
   private nowMs = 0;
@@ -295,8 +310,96 @@ export class CoordinatorMachine {
       if (this.membership.isGone(r.member)) this.regionMemberRemoved(region);
     for (const [proxy, member] of [...this.projected.proxies()])
       if (this.membership.isGone(member)) this.terminateProxy(proxy);
+    if (this.settings.shardsLeased) this.onReachabilityOfLeased(members);
     this.maybeCompleteRecovery();
     this.maybeAllocateWaiting();
+  }
+
+  // ---- leased shards on unreachable members ----------------------------------------------
+
+  /**
+   * Leased shards: a member newly unreachable starts its move timer (or moves its shards
+   * at once); a member reachable again cancels it, gets the HandOffs of the shards moved
+   * away from it once more, and the requests waiting for its shards are answered.
+   */
+  private onReachabilityOfLeased(members: readonly CoordinatorMember[]): void {
+    for (const m of members) {
+      const key = m.uniqueAddress;
+      if (!m.reachable && m.status !== "removed") {
+        if (this.unreachableSeen.has(key)) continue;
+        this.unreachableSeen.add(key);
+        const after = this.settings.unreachableMoveAfterMs;
+        if (after === 0) this.moveShardsOfUnreachable(key);
+        else this.startTimer(CoordinatorTimer.unreachableMove(key), after);
+      } else if (this.unreachableSeen.delete(key)) {
+        if (this.settings.unreachableMoveAfterMs > 0)
+          this.out.push({ type: "cancel-timer", key: CoordinatorTimer.unreachableMove(key) });
+        for (const [region, r] of this.projected.regions())
+          if (r.member === key) this.tellMovedAway(region);
+        this.answerWaitingOnReachable();
+      }
+    }
+    for (const key of [...this.unreachableSeen])
+      if (this.membership.get(key) === undefined) this.unreachableSeen.delete(key);
+  }
+
+  /** The region's member is unreachable and its shards are leased: requests wait. */
+  private homeUnreachable(region: RegionId): boolean {
+    if (!this.settings.shardsLeased) return false;
+    const member = this.projected.region(region)?.member;
+    const m = member === undefined ? undefined : this.membership.get(member);
+    return m !== undefined && !m.reachable;
+  }
+
+  /** Gives the leased shards of every region on `member` (unreachable) new homes. */
+  private moveShardsOfUnreachable(member: string): void {
+    const m = this.membership.get(member);
+    if (m === undefined || m.reachable) return;
+    for (const [region, r] of [...this.projected.regions()]) {
+      if (r.member !== member || r.shards.length === 0) continue;
+      const shards = [...r.shards];
+      const moved = this.movedAway.get(region) ?? new Set<ShardId>();
+      this.movedAway.set(region, moved);
+      for (const shard of shards) {
+        this.cancelHostPending(shard);
+        const h = this.handOffs.get(shard);
+        if (h !== undefined && h.owner === region) {
+          this.handOffs.remove(shard);
+          this.out.push({ type: "cancel-timer", key: CoordinatorTimer.handOff(shard) });
+        }
+        this.enqueue({ type: "shard-home-deallocated", shard });
+        moved.add(shard);
+        this.counters.shardsMovedFromUnreachable++;
+      }
+      this.log(
+        "info",
+        "shards-moved-from-unreachable",
+        `region ${region}: member unreachable; its ${shards.length} leased shard(s) get new homes`,
+        { region, member, shards: shards.slice(0, 20), count: shards.length },
+      );
+      this.tellMovedAway(region);
+    }
+    this.maybeAllocateWaiting();
+  }
+
+  /** HandOff (MOVED_AWAY_HAND_OFF_ID) of every shard moved away from `region`. */
+  private tellMovedAway(region: RegionId): void {
+    const moved = this.movedAway.get(region);
+    if (moved === undefined) return;
+    for (const shard of moved)
+      this.send(region, { type: "hand-off", shard, handOffId: MOVED_AWAY_HAND_OFF_ID });
+  }
+
+  /** Answers waiting requests whose shard's home is (again) reachable. */
+  private answerWaitingOnReachable(): void {
+    for (const shard of this.waiting.shards()) {
+      if (this.handOffs.has(shard)) continue;
+      const home = this.stableHomeOf(shard);
+      if (home === undefined || this.removalPending.has(home) || this.homeUnreachable(home))
+        continue;
+      for (const to of this.waiting.take(shard))
+        this.send(to, { type: "shard-home", shard, region: home });
+    }
   }
 
   /** Why a registration from `member` is refused, or undefined when it is accepted. */
@@ -484,7 +587,8 @@ export class CoordinatorMachine {
       if (
         home !== undefined &&
         home === this.projected.homeOf(shard) &&
-        !this.removalPending.has(home)
+        !this.removalPending.has(home) &&
+        !this.homeUnreachable(home)
       ) {
         this.send(from, { type: "shard-home", shard, region: home });
         return;
@@ -693,6 +797,9 @@ export class CoordinatorMachine {
       case "hand-off":
         this.onHandOffTimeout(t.shard);
         return;
+      case "unreachable-move":
+        if (this.unreachableSeen.has(t.member)) this.moveShardsOfUnreachable(t.member);
+        return;
       case "region-removal":
         if (this.removalPending.delete(t.region))
           this.terminateRegion(t.region, "member removed (removal margin passed)");
@@ -835,6 +942,15 @@ export class CoordinatorMachine {
   }
 
   private onShardStopped(shard: ShardId, handOffId: number, from: RegionId): void {
+    if (handOffId === MOVED_AWAY_HAND_OFF_ID) {
+      const moved = this.movedAway.get(from);
+      if (moved?.delete(shard) === true && moved.size === 0) this.movedAway.delete(from);
+      this.log("debug", "moved-away-stopped", `region ${from} stopped shard ${shard}`, {
+        shard,
+        from,
+      });
+      return;
+    }
     const h = this.handOffs.stopped(shard, handOffId, from);
     if (h === undefined) {
       this.log("debug", "shard-stopped-ignored", `no matching hand-off of ${shard}`, {
@@ -914,6 +1030,7 @@ export class CoordinatorMachine {
     if (r === undefined) return;
     if (this.removalPending.delete(region))
       this.out.push({ type: "cancel-timer", key: CoordinatorTimer.regionRemoval(region) });
+    this.movedAway.delete(region);
     this.log("info", "region-terminated", `region ${region} ${why}`, {
       region,
       shards: r.shards.length,

@@ -58,6 +58,23 @@ export interface CoordinatorSettings {
    * down-all-when-unstable bound, unless given here.
    */
   readonly regionRemovalMarginMs: number;
+  /**
+   * The type's shards hold leases (docs/sharding.md, "Leases and fencing"): a new home
+   * cannot start a shard before the old holder's lease expired or was released, so the
+   * coordinator may move the shards of a region whose member is unreachable without
+   * waiting for the member to be downed and removed (see unreachableMoveAfterMs).
+   * ClusterSharding sets it when the type has a lease.
+   */
+  readonly shardsLeased: boolean;
+  /**
+   * With shardsLeased: the shards of a region whose member has been unreachable this many
+   * ms get new homes (ms, >= 0; 0 = as soon as it is seen unreachable). The new home
+   * starts them once it acquires their leases (after the lease ttl since the old holder's
+   * last renewal if it crashed); an old holder that is only cut off is told to hand them
+   * off when it is reachable again. Requests for its shards wait meanwhile. Raise it to
+   * avoid moving shards on short network blips. Ignored without shardsLeased.
+   */
+  readonly unreachableMoveAfterMs: number;
 }
 
 /** Defaults (the classic Akka values where one exists). */
@@ -74,6 +91,8 @@ export const DEFAULT_COORDINATOR_SETTINGS: CoordinatorSettings = Object.freeze({
   snapshotAfterEvents: 1_000,
   rememberEntities: false,
   regionRemovalMarginMs: 0,
+  shardsLeased: false,
+  unreachableMoveAfterMs: 0,
 });
 
 const RULES: RulesOf<CoordinatorSettings> = {
@@ -89,6 +108,8 @@ const RULES: RulesOf<CoordinatorSettings> = {
   snapshotAfterEvents: int(0),
   rememberEntities: bool(),
   regionRemovalMarginMs: ms(0),
+  shardsLeased: bool(),
+  unreachableMoveAfterMs: ms(0),
 };
 
 /** Defaults merged with `overrides`, validated (ConfigError names the key). */

@@ -21,6 +21,7 @@
  * write either commits before the new holder's fence (and the new holder then reads it)
  * or is refused.
  */
+
 import type pg from "pg";
 import {
   FencedWriteError,
@@ -45,6 +46,7 @@ import {
   readLimit,
 } from "../persistence-input.js";
 import { type JournalSettings, resolveJournalSettings } from "../persistence-settings.js";
+import { survivePoolErrors } from "./pool-errors.js";
 import {
   asBytes,
   migratePostgres,
@@ -81,6 +83,7 @@ export class PostgresJournal implements Journal {
   constructor(options: PostgresJournalOptions) {
     const { pool, journal, ...rest } = options;
     this.pool = pool;
+    survivePoolErrors(pool);
     this.settings = resolveJournalSettings(journal);
     this.pgSettings = resolvePostgresSettings(rest);
     this.tables = postgresTables(this.pgSettings.tablePrefix);

@@ -12,6 +12,7 @@
  * increments it, a renewal keeps it, a release only expires the row, so tokens of one
  * name never repeat. The store is also a fenced LeaseStore for shard leases.
  */
+
 import type pg from "pg";
 import type { Disposable } from "../../base/disposable.js";
 import { ConfigError } from "../../base/errors.js";
@@ -23,6 +24,7 @@ import {
   type LeaseTimings,
   validateLeaseTimings,
 } from "../memory/memory-lease.js";
+import { survivePoolErrors } from "./pool-errors.js";
 import { leaseDdl } from "./postgres-schema.js";
 
 const PREFIX_RE = /^[a-z_][a-z0-9_]{0,40}$/;
@@ -48,6 +50,7 @@ export class PostgresLeaseStore implements LeaseStore {
         "lower-case letters, digits and '_', starting with a letter or '_'",
       );
     this.table = `${prefix}lease`;
+    survivePoolErrors(options.pool);
   }
 
   /** Creates the table if needed (idempotent; also done on first use). */

@@ -3,6 +3,7 @@
  * upsert so saving again at a sequence number replaces the snapshot. Snapshots are
  * rare and large, so they are written directly (no group commit).
  */
+
 import type pg from "pg";
 import { PersistenceStoreError } from "../../ports/journal.js";
 import type {
@@ -13,6 +14,7 @@ import type {
 } from "../../ports/snapshot-store.js";
 import { assertPersistenceId, checkSnapshot, snapshotBounds } from "../persistence-input.js";
 import { resolveSnapshotSettings, type SnapshotSettings } from "../persistence-settings.js";
+import { survivePoolErrors } from "./pool-errors.js";
 import {
   asBytes,
   migratePostgres,
@@ -47,6 +49,7 @@ export class PostgresSnapshotStore implements SnapshotStore {
   constructor(options: PostgresSnapshotStoreOptions) {
     const { pool, snapshot, ...rest } = options;
     this.pool = pool;
+    survivePoolErrors(pool);
     this.settings = resolveSnapshotSettings(snapshot);
     this.pgSettings = resolvePostgresSettings(rest);
     this.tables = postgresTables(this.pgSettings.tablePrefix);

@@ -71,4 +71,26 @@ describe("downing decision", () => {
     expect(d.selfDowned).toBe(false);
     expect(d.reason.endsWith(" (lease acquired)")).toBe(true);
   });
+
+  it("says so in the reason when the second look finds indirectly connected nodes again (down all)", () => {
+    const d4 = n("d");
+    const members = [a, b, c, d4].map((x, i) =>
+      memberFrom({ uniqueAddress: x, status: "up", upNumber: i + 1 }),
+    );
+    // d -> a, a -> b: a is in a cycle, but no record joins two cycle members, so dropping
+    // the records between indirectly connected nodes leaves them indirectly connected.
+    const again = gossipOf({
+      members,
+      reachability: markUnreachable(markUnreachable(emptyReachability, d4, a), a, b),
+    });
+    const d = decideDowning(
+      { type: "keep-majority" },
+      sbrViewOf(membershipStateOf({ latestGossip: again, selfUniqueAddress: c })),
+    );
+    if (d.type !== "down") throw new Error(d.type);
+    expect(d.decision).toBe("down-all");
+    expect(d.reason).toBe(
+      "keep-majority: indirectly connected nodes; indirectly connected again after excluding them: down all",
+    );
+  });
 });

@@ -53,4 +53,16 @@ describe("AutoDownTracker", () => {
       resolveSbrSettings({ activeStrategy: "auto-down", autoDown: { afterMs: 0 } }),
     ).toThrow(ConfigError);
   });
+
+  it("lists due members in address order whatever order they were seen in", () => {
+    const t = new AutoDownTracker();
+    t.observe([member("d"), member("a"), member("c"), member("b"), member("e")], 0);
+    expect(t.due(5_000, 5_000).map((m) => m.uniqueAddress.address.host)).toEqual([
+      "a",
+      "b",
+      "c",
+      "d",
+      "e",
+    ]);
+  });
 });

@@ -1,12 +1,11 @@
 /**
  * S4 (active-entity limit): a region with settings.region.activeEntityLimit divides it
  * over its active shards; a shard over its share passivates its least recently used
- * entities. Also the share function itself.
+ * entities. The share function itself: test/core/region/region-units.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { type ActorRef, Behaviors } from "../../src/actor/index.js";
 import { ClusterNode, ClusterSharding, EntityTypeKey } from "../../src/api/index.js";
-import { perShardActiveLimit } from "../../src/core/region/region-settings.js";
 import { SimNetwork, SimWorld } from "../../src/runtime/sim/index.js";
 import { ShardingOracle } from "../../src/testing/index.js";
 import { FAST } from "../cluster/sim-cluster.js";
@@ -14,15 +13,6 @@ import { simSeeds } from "../support/sim-seeds.js";
 
 type Cmd = { type: "touch" } | { type: "get"; replyTo: ActorRef<number> };
 const Key = EntityTypeKey<Cmd>("Limited");
-
-describe("perShardActiveLimit", () => {
-  it("is an even share of the region's limit, at least 1; Infinity without a limit", () => {
-    expect(perShardActiveLimit(0, 5)).toBe(Number.POSITIVE_INFINITY);
-    expect(perShardActiveLimit(100, 0)).toBe(100);
-    expect(perShardActiveLimit(100, 3)).toBe(33);
-    expect(perShardActiveLimit(2, 5)).toBe(1);
-  });
-});
 
 describe.each(simSeeds([1, 2]))("sharding active-entity limit (seed %i)", (seed) => {
   it("S4: at most the limit stays active; the least recently used are passivated first", async () => {

@@ -5,7 +5,11 @@ import { sbrViewOf, unreachableMembersOf } from "../../../src/core/downing/sbr-v
 import { gossipOf } from "../../../src/core/membership/gossip.js";
 import { memberFrom } from "../../../src/core/membership/member.js";
 import { membershipStateOf } from "../../../src/core/membership/membership-state.js";
-import { emptyReachability, markUnreachable } from "../../../src/core/membership/reachability.js";
+import {
+  emptyReachability,
+  markReachable,
+  markUnreachable,
+} from "../../../src/core/membership/reachability.js";
 import { nodeOf } from "../../../src/core/membership/unique-address.js";
 
 const n = (host: string) => nodeOf("shardkit", "sys", host, 2552, 1);
@@ -70,5 +74,53 @@ describe("downing decision", () => {
     expect(d.down).toEqual([c]);
     expect(d.selfDowned).toBe(false);
     expect(d.reason.endsWith(" (lease acquired)")).toBe(true);
+  });
+
+  it("says so in the reason when the second look finds indirectly connected nodes again (down all)", () => {
+    const d4 = n("d");
+    const members = [a, b, c, d4].map((x, i) =>
+      memberFrom({ uniqueAddress: x, status: "up", upNumber: i + 1 }),
+    );
+    // d -> a, a -> b: a is in a cycle, but no record joins two cycle members, so dropping
+    // the records between indirectly connected nodes leaves them indirectly connected.
+    const again = gossipOf({
+      members,
+      reachability: markUnreachable(markUnreachable(emptyReachability, d4, a), a, b),
+    });
+    const d = decideDowning(
+      { type: "keep-majority" },
+      sbrViewOf(membershipStateOf({ latestGossip: again, selfUniqueAddress: c })),
+    );
+    if (d.type !== "down") throw new Error(d.type);
+    expect(d.decision).toBe("down-all");
+    expect(d.reason).toBe(
+      "keep-majority: indirectly connected nodes; indirectly connected again after excluding them: down all",
+    );
+  });
+
+  it("the view holds the own data center only, and no record that is reachable again or about a non-member", () => {
+    const x = n("x");
+    const gone = n("gone");
+    let r = markUnreachable(emptyReachability, a, b);
+    r = markUnreachable(r, a, c);
+    r = markReachable(r, a, c); // a still sees b unreachable, so this row stays, reachable
+    r = markUnreachable(r, a, x); // x lives in another data center
+    r = markUnreachable(r, a, gone); // not a member (removed)
+    const g2 = gossipOf({
+      members: [
+        ...[a, b, c].map((m, i) => memberFrom({ uniqueAddress: m, status: "up", upNumber: i + 1 })),
+        memberFrom({ uniqueAddress: x, status: "up", upNumber: 4, dataCenter: "east" }),
+      ],
+      reachability: r,
+      seen: [a, x],
+    });
+    const v = sbrViewOf(membershipStateOf({ latestGossip: g2, selfUniqueAddress: a }));
+    expect(v.members.map((m) => m.uniqueAddress)).toEqual([a, b, c]);
+    expect([...(v.seenBy ?? [])]).toEqual([a]);
+    expect(unreachableMembersOf(v).map((m) => m.uniqueAddress)).toEqual([b]);
+    const d = decideDowning({ type: "keep-majority" }, v);
+    if (d.type !== "down") throw new Error(d.type);
+    expect(d.down).toEqual([b]);
+    expect(d.reason).toBe("keep-majority: majority: 2 reachable vs 1 unreachable members");
   });
 });

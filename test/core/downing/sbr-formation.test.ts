@@ -11,6 +11,12 @@ const node = (h: string) => uniqueAddressOf(addressOf("shardkit", "sk", h, 2552)
 const [a, b, c] = [node("a"), node("b"), node("c")];
 
 describe("sbr formation gate", () => {
+  it("a leaving member has been up, so its cluster has first converged; a down one has no say", () => {
+    expect(countsAsFirstConvergence("leaving")).toBe(true);
+    expect(countsAsFirstConvergence("down")).toBe(false);
+    expect(countsAsFirstConvergence("removed")).toBe(false);
+  });
+
   it("first convergence: self is up (or leaving, exiting), moved up by a converged leader", () => {
     expect(countsAsFirstConvergence("up")).toBe(true);
     expect(countsAsFirstConvergence("exiting")).toBe(true);

@@ -8,14 +8,26 @@ import {
   resolveSbrSettings,
 } from "../../../src/core/downing/sbr-settings.js";
 
-function configKey(f: () => unknown): string {
+function configError(f: () => unknown): ConfigError {
   try {
     f();
   } catch (e) {
-    if (e instanceof ConfigError) return e.key;
+    if (e instanceof ConfigError) return e;
     throw e;
   }
   throw new Error("expected a ConfigError");
+}
+
+function configKey(f: () => unknown): string {
+  return configError(f).key;
+}
+
+/** The key and the allowed values a bad override is rejected with. */
+function rejected(overrides: unknown): [string, string] {
+  const e = configError(() =>
+    resolveSbrSettings(overrides as Parameters<typeof resolveSbrSettings>[0]),
+  );
+  return [e.key, e.allowed];
 }
 
 describe("sbr settings", () => {
@@ -94,5 +106,66 @@ describe("sbr settings", () => {
         }),
       ),
     ).toBe("sbr.keepOldest.downIfAlonee");
+  });
+
+  it("rejects each kind of bad value, saying what is allowed", () => {
+    const positive = "a duration in milliseconds > 0";
+    for (const v of [0, -1, Number.POSITIVE_INFINITY, Number.NaN, "5000"])
+      expect(rejected({ stableAfterMs: v })).toEqual(["sbr.stableAfterMs", positive]);
+    expect(rejected({ autoDown: { afterMs: Number.POSITIVE_INFINITY } })).toEqual([
+      "sbr.autoDown.afterMs",
+      positive,
+    ]);
+    expect(rejected({ leaseMajority: { releaseAfterMs: 0 } })).toEqual([
+      "sbr.leaseMajority.releaseAfterMs",
+      positive,
+    ]);
+    for (const v of [0, -5, Number.POSITIVE_INFINITY, "15000", true])
+      expect(rejected({ downAllWhenUnstable: v })).toEqual([
+        "sbr.downAllWhenUnstable",
+        `"on", "off" or a duration in milliseconds > 0`,
+      ]);
+    for (const v of [null, 5, "keep"])
+      expect(rejected({ keepMajority: v })).toEqual(["sbr.keepMajority", "a settings object"]);
+    for (const v of ["", 7])
+      expect(rejected({ keepOldest: { role: v } })).toEqual([
+        "sbr.keepOldest.role",
+        "a non-empty role name or undefined",
+      ]);
+    expect(rejected({ leaseMajority: { leaseImplementation: 5 } })).toEqual([
+      "sbr.leaseMajority.leaseImplementation",
+      "a string",
+    ]);
+    expect(rejected({ activeStrategy: "static-quorum", staticQuorum: { quorumSize: 0 } })).toEqual([
+      "sbr.staticQuorum.quorumSize",
+      "an integer >= 1 when static-quorum is the active strategy",
+    ]);
+    expect(rejected({ activeStrategy: "lease-majority" })).toEqual([
+      "sbr.leaseMajority.leaseImplementation",
+      "a lease implementation name when lease-majority is the active strategy",
+    ]);
+    // The prefix names the keys as the caller knows them.
+    expect(configKey(() => resolveSbrSettings({ stableAfterMs: 0 }, "downing."))).toBe(
+      "downing.stableAfterMs",
+    );
+  });
+
+  it("accepts a role, a lease name and a quorum size where the strategy needs none", () => {
+    const s = resolveSbrSettings({
+      keepMajority: { role: "worker" },
+      leaseMajority: { leaseImplementation: "sqlite" },
+      staticQuorum: { quorumSize: 0 },
+    });
+    expect(s.keepMajority.role).toBe("worker");
+    expect(s.leaseMajority.leaseImplementation).toBe("sqlite");
+    expect(downingStrategyOf(resolveSbrSettings({ activeStrategy: "auto-down" }))).toEqual({
+      type: "auto-down",
+    });
+  });
+
+  it("derives the down-all bound as 3/4 of stable-after, never below 4 s", () => {
+    expect(downAllWhenUnstableMsOf(resolveSbrSettings({ stableAfterMs: 5333 }))).toBe(4000);
+    expect(downAllWhenUnstableMsOf(resolveSbrSettings({ stableAfterMs: 5336 }))).toBe(4002);
+    expect(downAllWhenUnstableMsOf(resolveSbrSettings({ stableAfterMs: 1000 }))).toBe(4000);
   });
 });

@@ -20,7 +20,7 @@
  *   home <shard> <region>       homes <region>:<s,s>...        host <shard>
  *   begin <shard> <id>          hand-off <shard> <id>          (all three take from=C)
  *   deliver <shard> <entity:msg[@sender]>...                   started <shard>
- *   return <shard> <entity:msg,...>                            stopped <shard>
+ *   return <shard> <entity:msg,...|->                          stopped <shard>
  *   terminated <region>         advance <ms>                   fire <timer>
  *   graceful-shutdown           downed                         stop
  * Queries: `show` (phase, coordinator, homes, local shards, buffers), `stats`, `timers`,
@@ -318,7 +318,8 @@ export const REGION_COMMANDS: Readonly<Record<string, Command<RegionWorld>>> = {
   },
   return: (w, args) => {
     const shard = pos(args, 0, "shard");
-    const messages = pos(args, 1, "messages").split(",").map(parseEnvelope);
+    const text = pos(args, 1, "messages");
+    const messages = text === "-" ? [] : text.split(",").map(parseEnvelope);
     return feed(w, { type: "return-to-region", shard, messages });
   },
   stopped: (w, args) => {

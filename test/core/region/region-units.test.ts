@@ -1,7 +1,7 @@
 /**
- * Unit tests of the region's small parts: settings validation and backoff, the escalating
- * buffer-level warning, the per-shard buffers, and the machine's guard against inputs
- * before `start`.
+ * Unit tests of the region's small parts: settings validation and backoff, the
+ * active-entity share per shard, the escalating buffer-level warning, the per-shard
+ * buffers, and the machine's guard against inputs before `start`.
  */
 import { describe, expect, it } from "vitest";
 import { AssertionError } from "../../../src/base/assert.js";
@@ -10,10 +10,20 @@ import { BufferLevelWarning } from "../../../src/core/region/buffer-level-warnin
 import { RegionMachine } from "../../../src/core/region/region-machine.js";
 import {
   DEFAULT_REGION_SETTINGS,
+  perShardActiveLimit,
   registrationDelayMs,
   resolveRegionSettings,
 } from "../../../src/core/region/region-settings.js";
 import { ShardBuffers } from "../../../src/core/region/shard-buffers.js";
+
+describe("perShardActiveLimit", () => {
+  it("is an even share of the region's limit, at least 1; Infinity without a limit", () => {
+    expect(perShardActiveLimit(0, 5)).toBe(Number.POSITIVE_INFINITY);
+    expect(perShardActiveLimit(100, 0)).toBe(100);
+    expect(perShardActiveLimit(100, 3)).toBe(33);
+    expect(perShardActiveLimit(2, 5)).toBe(1);
+  });
+});
 
 describe("region settings", () => {
   it("defaults to the documented values", () => {

@@ -15,7 +15,7 @@ import {
 import type { ClusterNodeConfig } from "./cluster-node-main.js";
 
 /** How long a child may take to start (tsx compile + listen), on a busy 2-core box. */
-export const START_TIMEOUT_MS = 15_000;
+export const START_TIMEOUT_MS = 40_000;
 /** Bound on one command's reply. */
 export const COMMAND_TIMEOUT_MS = 5_000;
 /** How long a freshly started cluster may take to have every member Up with convergence. */

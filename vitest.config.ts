@@ -1,35 +1,4 @@
 import { configDefaults, defineConfig } from "vitest/config";
-import type { TestSpecification } from "vitest/node";
-import { BaseSequencer } from "vitest/node";
-
-/**
- * The longest files (real processes waiting out failure detection, a 30 s SIGSTOP, a 30 s
- * database outage, restarts), longest first: they start before everything else so that
- * the three workers end together instead of one running a long file at the end (on a
- * clean clone vitest has no timings of an earlier run to sort by). Measured in CI.
- */
-const LONG_FIRST = [
-  "test/cluster-real/sharding-lease.test.ts",
-  "test/cluster-real/persistence-restart.test.ts",
-  "test/examples/examples.test.ts",
-  "test/cluster-real/persistence-crash.test.ts",
-  "test/cluster-real/lease-store-outage.test.ts",
-  "test/remote/handshake-attacks.test.ts",
-  "test/management/management-api.test.ts",
-  "test/cli/cluster-commands.test.ts",
-  "test/evolution/rolling-upgrade.test.ts",
-];
-
-class LongFirstSequencer extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    const rank = (f: TestSpecification) => {
-      const i = LONG_FIRST.findIndex((suffix) => f.moduleId.endsWith(suffix));
-      return i < 0 ? LONG_FIRST.length : i;
-    };
-    return [...sorted].sort((a, b) => rank(a) - rank(b));
-  }
-}
 
 /**
  * Real-process tests whose per-sender order assertions are sensitive to CPU contention
@@ -55,7 +24,6 @@ export default defineConfig({
     maxWorkers: 3,
     minWorkers: 1,
     reporters: ["default"],
-    sequence: { sequencer: LongFirstSequencer },
     projects: [
       {
         extends: true,

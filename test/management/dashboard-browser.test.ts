@@ -13,7 +13,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { freePorts, seedNodesOf, stopMember, waitAllUp } from "../cluster-real/cluster-node.js";
-import { cmd, ids, type ShardingNode, startShardingNode } from "../cluster-real/sharding-node.js";
+import {
+  cmd,
+  currentRegions,
+  ids,
+  type ShardingNode,
+  startShardingNode,
+  until,
+} from "../cluster-real/sharding-node.js";
 import type { EntityTypeConfig } from "../cluster-real/sharding-node-main.js";
 import { installChildTeardown } from "../support/child-teardown.js";
 
@@ -65,6 +72,14 @@ describe.skipIf(!hasChromium)("dashboard in headless Chromium", () => {
     );
     const [a, , c] = nodes as [ShardingNode, ShardingNode, ShardingNode];
     await waitAllUp(nodes, nodes);
+    // Every region registered before the first message: a shard is allocated to the
+    // least-loaded region registered at that moment, and C registering late would get none
+    // (CI saw C with 0 shards once).
+    await until(
+      async () => ((await currentRegions(a)).length === 3 ? true : undefined),
+      30_000,
+      "3 regions registered",
+    );
     await cmd(a, "tell", { ids: ids("d", 60) });
     const cNode = `sk@${c.hostPort}`;
     const browser = await chromium.launch({

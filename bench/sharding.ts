@@ -8,13 +8,14 @@
  *   metrics off and on (metricsOf(node) before init, one scrape at the end), in off/on
  *   pairs, each rate in messages per CPU second of this process (stable on a shared
  *   machine); median over the pairs of (off - on) / off in % (docs/observability.md).
- * - remote.tracing.overhead.pct: tells from an EntityRef on one node to entities on another
- *   (two nodes in this process, TCP on 127.0.0.1; the sender has no role, so every
- *   message takes the remote hop), with `tracing: { enabled: true }` on both nodes but no
- *   active span, vs tracing off; in both, a tracer provider and an AsyncLocalStorage
- *   context manager are registered (what an application's SDK installs;
- *   test/support/otel-memory.ts), so only shardkit's setting differs; off/on pairs as for the metrics, rates per CPU second
- *   of this process (both nodes), median over the pairs of (off - on) / off in %
+ * - remote.tracing.overhead.pct: tells from EntityRefs on one node to entities on another
+ *   (the sender has no role, so every message takes the remote hop), with
+ *   `tracing: { enabled: true }` on both nodes but no active span, vs tracing off. Two such
+ *   pairs of nodes (one traced, one not) run side by side in this process (TCP on
+ *   127.0.0.1), with a tracer provider and an AsyncLocalStorage context manager registered
+ *   (what an application's SDK installs; test/support/otel-memory.ts), so only shardkit's
+ *   setting differs. Batches of 5 000 tells alternate between the pairs; rates per CPU
+ *   second of this process; median over blocks of (off - on) / off in %
  *   (docs/observability.md, "Tracing").
  * - sharding.activation.rate: one message each to 50 000 new entity ids; time until all
  *   have been created and have processed it (entities/s).
@@ -127,10 +128,14 @@ const TELL_BATCH = 50_000;
 /** Metrics overhead: off/on pairs and messages per run. */
 const METRICS_PAIRS = 6;
 const METRICS_TELL_TOTAL = 1_000_000;
-/** Tracing overhead: off/on pairs, messages per run, messages in flight at once. */
-const TRACING_PAIRS = 6;
-const TRACING_TELL_TOTAL = 300_000;
+/**
+ * Tracing overhead: messages per batch (all in flight at once), warm-up batches per mode,
+ * blocks (one figure each) and batches per mode in a block.
+ */
 const TRACING_TELL_BATCH = 5_000;
+const TRACING_WARMUP_BATCHES = 20;
+const TRACING_BLOCKS = 9;
+const TRACING_BLOCK_BATCHES = 20;
 const ACTIVATION_N = 50_000;
 const IDLE_N = 100_000;
 const IDLE_RUNS = 1;
@@ -387,11 +392,17 @@ async function metricsOverhead(): Promise<{ off: number; on: number; pct: number
   return { off: median(off), on: median(on), pct: median(pct) };
 }
 
+/** A sender and a host node (one cluster of two, in this process) for the tracing bench. */
+interface TellPair {
+  readonly refs: EntityRef<Msg>[];
+  readonly stop: () => Promise<void>;
+}
+
 /**
- * Remote tells (see remote.tracing.overhead.pct above): messages per CPU second of this
- * process, with tracing enabled (no active span) or off on both nodes.
+ * Two nodes in this process (TCP on 127.0.0.1), tracing enabled (no active span) or off
+ * on both; the sender has no role, so every tell takes the remote hop to the host.
  */
-async function remoteTell(tracing: boolean, total: number): Promise<number> {
+async function tellPair(tracing: boolean): Promise<TellPair> {
   const [pb, pa] = [await freePort(), await freePort()];
   const start = (port: number, roles: string[]) =>
     ClusterNode.start({
@@ -405,63 +416,91 @@ async function remoteTell(tracing: boolean, total: number): Promise<number> {
       handleSignals: false,
       ...(tracing ? { tracing: { enabled: true } } : {}),
     });
-  const otel = installMemoryTracing();
   const host = await start(pb, ["worker"]);
   const sender = await start(pa, []);
-  try {
-    await waitUntil(
-      () =>
-        [host, sender].every(
-          (n) =>
-            n.cluster.state.members.length === 2 &&
-            n.cluster.state.members.every((m) => m.status === "up"),
-        ),
-      START_TIMEOUT_MS,
-      "two members up",
-    );
-    for (const n of [host, sender])
-      ClusterSharding.get(n).init({
-        typeKey: Key,
-        role: "worker",
-        numberOfShards: 100,
-        createBehavior: () => sharedBehavior,
-      });
-    const sharding = ClusterSharding.get(sender);
-    const refs = await startedRefs(sharding, Key);
-    const msg: Msg = { t: "n" };
-    const base = processed;
-    const cpu0 = process.cpuUsage();
-    for (let sent = 0; sent < total; sent += TRACING_TELL_BATCH) {
-      for (let i = 0; i < TRACING_TELL_BATCH; i++)
-        (refs[i % TELL_ENTITIES] as EntityRef<Msg>).tell(msg);
-      await waitProcessed(base + sent + TRACING_TELL_BATCH);
-    }
-    const cpu = process.cpuUsage(cpu0);
-    if (otel.exporter.spans.length > 0) throw new Error("spans recorded without an active span");
-    return (total / (cpu.user + cpu.system)) * 1e6;
-  } finally {
-    await sender.system.terminate();
-    await host.system.terminate();
-    otel.uninstall();
-  }
+  await waitUntil(
+    () =>
+      [host, sender].every(
+        (n) =>
+          n.cluster.state.members.length === 2 &&
+          n.cluster.state.members.every((m) => m.status === "up"),
+      ),
+    START_TIMEOUT_MS,
+    "two members up",
+  );
+  for (const n of [host, sender])
+    ClusterSharding.get(n).init({
+      typeKey: Key,
+      role: "worker",
+      numberOfShards: 100,
+      createBehavior: () => sharedBehavior,
+    });
+  const refs = await startedRefs(ClusterSharding.get(sender), Key);
+  return {
+    refs,
+    stop: async () => {
+      await sender.system.terminate();
+      await host.system.terminate();
+    },
+  };
 }
 
-/** Remote tells with tracing off and on (no active span), in pairs as metricsOverhead. */
+/** Sends one batch of tells through `pair` and waits until all are processed: CPU µs. */
+async function tellBatch(pair: TellPair): Promise<number> {
+  const msg: Msg = { t: "n" };
+  const base = processed;
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < TRACING_TELL_BATCH; i++)
+    (pair.refs[i % TELL_ENTITIES] as EntityRef<Msg>).tell(msg);
+  await waitProcessed(base + TRACING_TELL_BATCH);
+  const cpu = process.cpuUsage(cpu0);
+  return cpu.user + cpu.system;
+}
+
+/**
+ * Remote tells with tracing off and on (no active span): both pairs run side by side in
+ * this process, and batches alternate between them (off, on, on, off, ...), so that drift
+ * of the machine (a neighbour's load, CPU frequency) and of the JIT falls on both alike.
+ * Each block of TRACING_BLOCK_BATCHES batches per mode gives one (off - on) / off in % of
+ * the rates per CPU second; the figure is the median over the blocks.
+ */
 async function tracingOverhead(): Promise<{ off: number; on: number; pct: number }> {
-  const off: number[] = [];
-  const on: number[] = [];
-  const pct: number[] = [];
-  await remoteTell(false, TRACING_TELL_TOTAL); // warm-up
-  for (let i = 0; i < TRACING_PAIRS; i++) {
-    const first = i % 2 === 0;
-    const a = await remoteTell(!first, TRACING_TELL_TOTAL);
-    const b = await remoteTell(first, TRACING_TELL_TOTAL);
-    const [o, t] = first ? [a, b] : [b, a];
-    off.push(o);
-    on.push(t);
-    pct.push(((o - t) / o) * 100);
+  const otel = installMemoryTracing();
+  const offPair = await tellPair(false);
+  const onPair = await tellPair(process.env.AA === undefined);
+  try {
+    for (let i = 0; i < TRACING_WARMUP_BATCHES; i++) {
+      await tellBatch(offPair);
+      await tellBatch(onPair);
+    }
+    const off: number[] = [];
+    const on: number[] = [];
+    const pct: number[] = [];
+    for (let b = 0; b < TRACING_BLOCKS; b++) {
+      let cpuOff = 0;
+      let cpuOn = 0;
+      for (let i = 0; i < TRACING_BLOCK_BATCHES; i++) {
+        if ((b * TRACING_BLOCK_BATCHES + i) % 2 === 0) {
+          cpuOff += await tellBatch(offPair);
+          cpuOn += await tellBatch(onPair);
+        } else {
+          cpuOn += await tellBatch(onPair);
+          cpuOff += await tellBatch(offPair);
+        }
+      }
+      const n = TRACING_BLOCK_BATCHES * TRACING_TELL_BATCH;
+      const [o, t] = [(n / cpuOff) * 1e6, (n / cpuOn) * 1e6];
+      off.push(o);
+      on.push(t);
+      pct.push(((o - t) / o) * 100);
+    }
+    if (otel.exporter.spans.length > 0) throw new Error("spans recorded without an active span");
+    return { off: median(off), on: median(on), pct: median(pct) };
+  } finally {
+    await onPair.stop();
+    await offPair.stop();
+    otel.uninstall();
   }
-  return { off: median(off), on: median(on), pct: median(pct) };
 }
 
 async function activation(): Promise<number> {
@@ -1103,7 +1142,7 @@ export const shardingGroup: BenchGroup = {
         metric: "remote.tracing.overhead.pct",
         value: Number(r.pct.toFixed(2)),
         unit: "%",
-        note: `remote tell (2 nodes, TCP), tracing enabled without an active span vs off, median over ${TRACING_PAIRS} off/on pairs; medians off ${Math.round(r.off)} vs on ${Math.round(r.on)} msg per CPU second`,
+        note: `remote tell (2 nodes, TCP), tracing enabled without an active span vs off, interleaved batches, median over ${TRACING_BLOCKS} blocks of ${(TRACING_BLOCK_BATCHES * TRACING_TELL_BATCH) / 1000} k msgs per mode; medians off ${Math.round(r.off)} vs on ${Math.round(r.on)} msg per CPU second`,
       });
     }
     if (wants("sharding.activation")) {

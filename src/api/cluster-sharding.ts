@@ -32,7 +32,12 @@ import {
 } from "../cluster/sharding/sharding-type.js";
 import { entityAttributes, SpanNames, TracedMessage } from "../cluster/sharding/traced-message.js";
 import type { SingletonHost } from "../cluster/singleton/cluster-singleton.js";
-import { type TraceContext, TraceSpanKind, type Tracing } from "../ports/tracing.js";
+import {
+  type TraceAttributes,
+  type TraceContext,
+  TraceSpanKind,
+  type Tracing,
+} from "../ports/tracing.js";
 import { EntityEnvelope, type RegionControl, type ShardHandOffView } from "../protocol/sharding.js";
 import { validatingRef } from "./entity-schema.js";
 import {
@@ -458,9 +463,15 @@ class PreRoutedEntityRef<M> implements EntityRef<M> {
     this.typeName = typeName;
     this.entityId = entityId;
     if (tracing !== undefined) {
-      const traced = tracedSends<M>(typeName, entityId, shardId, region, tracing);
-      this.tell = traced.tell;
-      this.ask = traced.ask;
+      const traced = new TracedSends<M>(shardId, entityId, region, tracing, typeName);
+      // outside a span exactly the untraced send, after one look at the active context
+      this.tell = (message) => {
+        const parent = tracing.active();
+        if (parent === undefined || isStartEntity(message))
+          region.tell(new EntityEnvelope(shardId, entityId, message));
+        else traced.tell(message, parent);
+      };
+      this.ask = (makeMessage, options) => traced.ask(makeMessage, options);
       return;
     }
     this.tell = (message) => region.tell(new EntityEnvelope(shardId, entityId, message));
@@ -477,58 +488,68 @@ class PreRoutedEntityRef<M> implements EntityRef<M> {
  * tell and ask of a traced type: when the caller runs inside a span, the message travels
  * as a TracedMessage in a `shardkit.entity.tell` / `shardkit.entity.ask` span (the ask's
  * ends when it is answered or fails); otherwise exactly the untraced send, after one
- * look at the active context.
+ * look at the active context (the ref's own `tell` makes that look itself). One per ref.
  */
-function tracedSends<M>(
-  typeName: string,
-  entityId: string,
-  shardId: string,
-  region: ActorRef<unknown>,
-  tracing: Tracing,
-): Pick<EntityRef<M>, "tell" | "ask"> {
-  const attributes = entityAttributes(typeName, shardId, entityId);
-  const traced = (message: unknown, context: TraceContext) =>
-    new EntityEnvelope(shardId, entityId, new TracedMessage(message, context, tracing, attributes));
-  return {
-    tell: (message) => {
-      const parent = tracing.active();
-      if (parent === undefined || isStartEntity(message)) {
-        region.tell(new EntityEnvelope(shardId, entityId, message));
-        return;
-      }
-      const span = tracing.start(SpanNames.TELL, TraceSpanKind.PRODUCER, parent, attributes);
-      try {
-        region.tell(traced(message, span.context));
-      } finally {
-        span.end();
-      }
-    },
-    ask: <R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions) => {
-      const parent = tracing.active();
-      if (parent === undefined)
-        return ask(
-          region as ActorRef<EntityEnvelope>,
-          (replyTo: ActorRef<R>) => new EntityEnvelope(shardId, entityId, makeMessage(replyTo)),
-          options,
-        );
-      const span = tracing.start(SpanNames.ASK, TraceSpanKind.CLIENT, parent, attributes);
+class TracedSends<M> {
+  private readonly attributes: TraceAttributes;
+
+  constructor(
+    private readonly shardId: string,
+    private readonly entityId: string,
+    private readonly region: ActorRef<unknown>,
+    private readonly tracing: Tracing,
+    typeName: string,
+  ) {
+    this.attributes = entityAttributes(typeName, shardId, entityId);
+  }
+
+  private traced(message: unknown, context: TraceContext): EntityEnvelope {
+    return new EntityEnvelope(
+      this.shardId,
+      this.entityId,
+      new TracedMessage(message, context, this.tracing, this.attributes),
+      true,
+    );
+  }
+
+  /** A tell inside the span of `parent` (the caller's active context). */
+  tell(message: M, parent: TraceContext): void {
+    const { tracing, region } = this;
+    const span = tracing.start(SpanNames.TELL, TraceSpanKind.PRODUCER, parent, this.attributes);
+    try {
+      region.tell(this.traced(message, span.context));
+    } finally {
+      span.end();
+    }
+  }
+
+  ask<R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions): Promise<R> {
+    const { tracing, shardId, entityId } = this;
+    const region = this.region as ActorRef<EntityEnvelope>;
+    const parent = tracing.active();
+    if (parent === undefined)
       return ask(
-        region as ActorRef<EntityEnvelope>,
-        (replyTo: ActorRef<R>) => traced(makeMessage(replyTo), span.context),
+        region,
+        (replyTo: ActorRef<R>) => new EntityEnvelope(shardId, entityId, makeMessage(replyTo)),
         options,
-      ).then(
-        (reply) => {
-          span.end();
-          return reply;
-        },
-        (error: unknown) => {
-          span.fail(error);
-          span.end();
-          throw error;
-        },
       );
-    },
-  };
+    const span = tracing.start(SpanNames.ASK, TraceSpanKind.CLIENT, parent, this.attributes);
+    return ask(
+      region,
+      (replyTo: ActorRef<R>) => this.traced(makeMessage(replyTo), span.context),
+      options,
+    ).then(
+      (reply) => {
+        span.end();
+        return reply;
+      },
+      (error: unknown) => {
+        span.fail(error);
+        span.end();
+        throw error;
+      },
+    );
+  }
 }
 
 /** Routing of the classic style: the extractor names entity, shard and entity message. */

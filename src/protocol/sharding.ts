@@ -264,13 +264,18 @@ export function isCoordinatorEvent(value: unknown): value is CoordinatorEvent {
  * what a region gives a local shard (as the shard's delivery command, the same object)
  * and what it forwards to the region that hosts the shard (on the wire in the compact
  * form of {@link EntityEnvelopeWire}). The discriminant `type` is a prototype getter, so
- * an envelope holds only its three fields.
+ * an envelope holds only its fields.
+ *
+ * `traced` is true only when `message` is a traced message (a span's context travels with
+ * it, cluster/sharding/traced-message.ts): regions and shards test this field, which
+ * costs nothing measurable, instead of the message's class on every delivery.
  */
 export class EntityEnvelope<M = unknown> {
   constructor(
     readonly shardId: ShardId,
     readonly entityId: string,
     readonly message: M,
+    readonly traced: boolean = false,
   ) {}
 
   get type(): typeof ENTITY_ENVELOPE {

@@ -265,7 +265,7 @@ class RegionDriver {
           return;
         }
       }
-      this.deliver(new EntityEnvelope(envelope.shardId, envelope.entityId, wrap(message)));
+      this.deliver(new EntityEnvelope(envelope.shardId, envelope.entityId, wrap(message), true));
       return;
     }
     if (check === undefined || isStartEntity(envelope.message)) {
@@ -293,14 +293,10 @@ class RegionDriver {
    * what the local shard gets.
    */
   private deliver(envelope: EntityEnvelope): void {
-    // a TracedMessage exists only where this type traces (the same `tracing` as here):
-    // without it, the untraced path costs no type check
-    if (this.options.tracing !== undefined) {
-      const m = envelope.message;
-      if (m instanceof TracedMessage) {
-        this.deliverTraced(envelope, m);
-        return;
-      }
+    // a traced envelope exists only where this type traces (the same `tracing` as here)
+    if (envelope.traced) {
+      this.deliverTraced(envelope, envelope.message as TracedMessage);
+      return;
     }
     this.deliverRouted(envelope);
   }
@@ -349,9 +345,8 @@ class RegionDriver {
   private forward(region: string, envelope: EntityEnvelope): void {
     const ref = this.refOf(region) as ActorRef<unknown> | undefined;
     if (ref === undefined) return;
-    const m = envelope.message;
-    if (this.options.tracing !== undefined && m instanceof TracedMessage)
-      this.forwardTraced(ref, region, envelope, m);
+    if (envelope.traced)
+      this.forwardTraced(ref, region, envelope, envelope.message as TracedMessage);
     else ref.tell(EntityEnvelopeWire.encode(envelope));
   }
 
@@ -384,6 +379,15 @@ class RegionDriver {
     } finally {
       span.end();
     }
+  }
+
+  /** The envelope of a message the machine held (a traced one keeps its trace). */
+  private bufferedEnvelope(
+    shard: string,
+    e: { readonly entityId: string; readonly message: unknown },
+  ): EntityEnvelope {
+    const traced = this.options.tracing !== undefined && e.message instanceof TracedMessage;
+    return new EntityEnvelope(shard, e.entityId, e.message, traced);
   }
 
   private refOf(id: string): ActorRef<ShardingMsg> | undefined {
@@ -420,15 +424,9 @@ class RegionDriver {
           coordinator: o.coordinator,
           cmd: o.message,
         }),
-      forward: (o) =>
-        this.forward(
-          o.region,
-          new EntityEnvelope(o.shard, o.envelope.entityId, o.envelope.message),
-        ),
+      forward: (o) => this.forward(o.region, this.bufferedEnvelope(o.shard, o.envelope)),
       "deliver-local": (o) =>
-        this.shardRefs
-          .get(o.shard)
-          ?.tell(new EntityEnvelope(o.shard, o.envelope.entityId, o.envelope.message)),
+        this.shardRefs.get(o.shard)?.tell(this.bufferedEnvelope(o.shard, o.envelope)),
       "start-shard": (o) => this.startShard(o.shard),
       "stop-shard": (o) => this.shardRefs.get(o.shard)?.tell({ type: "shardkit.shard.shutdown" }),
       "hand-off-shard": (o) =>
@@ -459,7 +457,6 @@ class RegionDriver {
         settings: options.shardSettings,
         remember: options.remember,
         lifecycle: options.lifecycle,
-        traced: options.tracing !== undefined,
         ...(options.lease === undefined
           ? {}
           : {

@@ -34,7 +34,7 @@ import {
   StartEntity,
 } from "../../protocol/sharding.js";
 import type { ShardLifecycle } from "./sharding-lifecycle.js";
-import { SpanAttributes, SpanNames, TracedMessage } from "./traced-message.js";
+import { SpanAttributes, SpanNames, type TracedMessage } from "./traced-message.js";
 
 /** What an entity's behavior factory gets. */
 export interface EntityContext {
@@ -66,11 +66,6 @@ export interface ShardActorOptions {
   readonly lifecycle?: ShardLifecycle;
   /** Shard leases: no entity starts before the lease `<type>/<shardId>` is held. */
   readonly lease?: ShardLeaseOptions;
-  /**
-   * The type traces on this node: messages may come as TracedMessage (traced-message.ts).
-   * Default false: the untraced path makes no type check for them.
-   */
-  readonly traced?: boolean;
 }
 
 /** A shard's lease (docs/sharding.md, "Leases and fencing"). */
@@ -197,9 +192,8 @@ class ShardDriver {
   /** Handles one command; true when the actor must stop now. */
   receive(m: ShardCommand): boolean {
     if (m instanceof EntityEnvelope) {
-      const message = m.message;
-      if (this.options.traced === true && message instanceof TracedMessage) {
-        this.deliverTraced(m, message);
+      if (m.traced) {
+        this.deliverTraced(m, m.message as TracedMessage);
         return false;
       }
       // StartEntity starts the entity without a message for it.

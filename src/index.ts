@@ -163,6 +163,7 @@ export { RemoteSendError } from "./cluster/remoting/remoting.js";
 export type { ShardAllocationStrategy } from "./cluster/sharding/async-strategy.js";
 export { ShardingTypeNotStartedError } from "./cluster/sharding/sharding-errors.js";
 export type {
+  HandOffAbandonCause,
   HandOffReason,
   PassivationReason,
   RegionProbe,

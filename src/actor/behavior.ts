@@ -263,12 +263,17 @@ export interface ActorSystemAccounting {
   ): void;
   unhandled(message: unknown, recipient: ActorRef<never>): void;
   /**
-   * Told the duration of each event-sourced recovery (snapshot and replay, ms) and how it
-   * ended; set by the node's metrics (src/observability/node-metrics.ts), else undefined
+   * Told the duration of each event-sourced recovery (snapshot and replay, ms), how it
+   * ended and the path of the recovering actor (the metrics find a sharded entity's type
+   * in it); set by the node's metrics (src/observability/node-metrics.ts), else undefined
    * (then recoveries read no clock for it).
    */
   recoveryObserver: RecoveryObserver | undefined;
 }
 
 /** See ActorSystemAccounting.recoveryObserver. */
-export type RecoveryObserver = (durationMs: number, outcome: "recovered" | "failed") => void;
+export type RecoveryObserver = (
+  durationMs: number,
+  outcome: "recovered" | "failed",
+  path: ActorPath,
+) => void;

@@ -603,5 +603,6 @@ function combineLifecycles(
     shardHomeReceived: (t, s, n, ms) => each((l) => l.shardHomeReceived?.(t, s, n, ms)),
     handOffCompleted: (t, s, n, r, ms) => each((l) => l.handOffCompleted?.(t, s, n, r, ms)),
     handOffTimedOut: (t, s, n, r) => each((l) => l.handOffTimedOut?.(t, s, n, r)),
+    handOffAbandoned: (t, s, n, r, c) => each((l) => l.handOffAbandoned?.(t, s, n, r, c)),
   };
 }

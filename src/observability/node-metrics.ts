@@ -3,7 +3,9 @@
  * value is read at scrape time from counters the node keeps anyway (`system.stats`,
  * `remoting.stats`, the ask registry, the membership state); the rest comes from events
  * that are rare by nature (membership changes, association changes, dead letters, shard
- * and entity starts and stops, passivations, GetShardHome answers, finished hand-offs).
+ * and entity starts and stops, passivations, GetShardHome answers, finished, timed-out and
+ * abandoned hand-offs). The regions' and shards' buffers and each association's reconnect
+ * count are read when scraped.
  * Nothing here runs per message, except the ask latency observation (one clock read per
  * settled ask); phi is computed from the failure detectors when scraped.
  *
@@ -19,9 +21,10 @@ import { DOWNING_DECISION_KINDS } from "../cluster/membership/downing-decisions.
 import { MembershipKind } from "../cluster/membership/membership-messages.js";
 import { ASSOCIATION_STATES } from "../cluster/remoting/outbound-association.js";
 import type { RegionProbe } from "../cluster/sharding/sharding-lifecycle.js";
+import { shardedEntityTypeOf } from "../cluster/sharding/sharding-type.js";
 import { MEMBER_STATUSES } from "../core/membership/member-status.js";
 import { type UniqueAddress, uniqueAddressToString } from "../core/membership/unique-address.js";
-import { MetricsRegistry, type ValueSeries } from "./metrics-registry.js";
+import { type HistogramSeries, MetricsRegistry, type ValueSeries } from "./metrics-registry.js";
 
 /** `system@host:port` of a member. */
 function nodeOf(u: UniqueAddress): string {
@@ -343,6 +346,12 @@ export class NodeMetrics implements Disposable {
       name: "shardkit_remote_reconnects_total",
       help: "Outbound connection attempts after a failed connect or a broken association (each after its backoff).",
     });
+    const peerReconnects = r.counter({
+      name: "shardkit_remote_association_reconnects_total",
+      help: "Per peer member: outbound connection attempts after a failed connect or a broken association.",
+      labelNames: ["member"],
+    });
+    const system = this.node.system.name;
     const associations = r.gauge({
       name: "shardkit_remote_associations",
       help: "Outbound associations (one per peer address) by state: idle, connecting, handshaking, active, backoff.",
@@ -357,6 +366,11 @@ export class NodeMetrics implements Disposable {
       bytes.labels({ direction: "out", lane: "control" }).set(st.controlBytesOut);
       bytes.labels({ direction: "in", lane: "control" }).set(st.controlBytesIn);
       reconnects.labels().set(st.reconnects);
+      for (const [hostPort, n] of remoting.associationReconnects()) {
+        const member = peerNode(system, hostPort);
+        // a removed member's series stay removed (its association lives on)
+        if (!this.removed.has(member)) peerReconnects.labels({ member }).set(n);
+      }
       const states = remoting.associationStates();
       for (const state of ASSOCIATION_STATES)
         associations.labels({ state }).set(states.get(state) ?? 0);
@@ -441,15 +455,21 @@ export class NodeMetrics implements Disposable {
   }
 
   /**
-   * What moves shards and entities: messages the regions buffer (read from the regions
-   * when scraped), passivations, GetShardHome round trips (region side), and the hand-offs
-   * this member's coordinators finished or gave up (rebalance and shutdown), all per type.
+   * What moves shards and entities: messages the regions and, apart, their shards buffer
+   * (read from the regions' probes when scraped), passivations, GetShardHome round trips
+   * (region side), and the hand-offs this member's coordinators finished, gave up
+   * (timeout) or abandoned (the old home went away), all per type.
    */
   private shardingMoves(): void {
     const r = this.registry;
     const buffered = r.gauge({
       name: "shardkit_sharding_buffered_messages",
       help: "Messages the regions (and proxies) on this member hold: shard home unknown, shard moving or starting.",
+      labelNames: ["type"],
+    });
+    const shardBuffered = r.gauge({
+      name: "shardkit_sharding_shard_buffered_messages",
+      help: "Messages the shards on this member hold: entity starting or recovering, shard awaiting its lease or recovering remembered entities, hand-off.",
       labelNames: ["type"],
     });
     const passivations = r.counter({
@@ -473,6 +493,11 @@ export class NodeMetrics implements Disposable {
       help: "Coordinator side: hand-offs aborted after handOffTimeoutMs (the shard stays where it was), by reason.",
       labelNames: ["type", "reason"],
     });
+    const abandoned = r.counter({
+      name: "shardkit_sharding_hand_offs_abandoned_total",
+      help: "Coordinator side: hand-offs that ended unfinished because the old home's region went away, by reason (rebalance, shutdown) and cause (member-removed, member-unreachable, region-stopped).",
+      labelNames: ["type", "reason", "cause"],
+    });
     const probes = new Map<string, Set<RegionProbe>>();
     ClusterSharding.get(this.node).addLifecycleObserver({
       regionStarted: (type, _node, probe) => {
@@ -491,12 +516,19 @@ export class NodeMetrics implements Disposable {
         handOffSeconds.labels({ type, reason }).observe(ms / 1000),
       handOffTimedOut: (type, _shardId, _node, reason) =>
         handOffTimeouts.labels({ type, reason }).inc(),
+      handOffAbandoned: (type, _shardId, _node, reason, cause) =>
+        abandoned.labels({ type, reason, cause }).inc(),
     });
     r.addCollector(() => {
       for (const [type, set] of probes) {
         let n = 0;
-        for (const p of set) n += p.bufferedMessages;
+        let inShards = 0;
+        for (const p of set) {
+          n += p.bufferedMessages;
+          inShards += p.shardBufferedMessages;
+        }
         buffered.labels({ type }).set(n);
+        shardBuffered.labels({ type }).set(inShards);
       }
     });
   }
@@ -548,12 +580,26 @@ export class NodeMetrics implements Disposable {
     asks.latencyObserver = (ms) => latencySeries.observe(ms / 1000);
     const recovery = r.histogram({
       name: "shardkit_persistence_recovery_duration_seconds",
-      help: "Recovery of an event-sourced entity (snapshot load and event replay), by outcome (recovered, failed).",
-      labelNames: ["outcome"],
+      help: 'Recovery of an event-sourced entity (snapshot load and event replay), by entity type (a sharded type\'s name; "" for actors outside sharding) and outcome (recovered, failed).',
+      labelNames: ["type", "outcome"],
     });
-    const recovered = recovery.labels({ outcome: "recovered" });
-    system.core.recoveryObserver = (ms, outcome) =>
-      (outcome === "recovered" ? recovered : recovery.labels({ outcome })).observe(ms / 1000);
+    const sharding = ClusterSharding.get(this.node);
+    /** The recovered series per type ("" outside sharding): no label object per recovery. */
+    const recovered = new Map<string, HistogramSeries>();
+    system.core.recoveryObserver = (ms, outcome, path) => {
+      const found = shardedEntityTypeOf(path);
+      // only the name of a type started here (bounded); anything else counts as outside
+      const type = found !== undefined && sharding.typeNames().includes(found) ? found : "";
+      let series: HistogramSeries | undefined;
+      if (outcome === "recovered") {
+        series = recovered.get(type);
+        if (series === undefined) {
+          series = recovery.labels({ type, outcome });
+          recovered.set(type, series);
+        }
+      } else series = recovery.labels({ type, outcome });
+      series.observe(ms / 1000);
+    };
     this.disposables.push(
       system.eventStream.subscribe("DeadLetter", (e) =>
         deadLetters.labels({ reason: e.reason }).inc(),

@@ -263,6 +263,7 @@ describe("public API surface", () => {
         "EventValidationError",
         "EvolutionSpec",
         "FencedWriteError",
+        "HandOffAbandonCause",
         "HandOffReason",
         "HandlerResult",
         "HashCodeExtractorOptions",

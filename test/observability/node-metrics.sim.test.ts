@@ -223,7 +223,8 @@ describe("node metrics (simulated cluster, seed 1)", () => {
     expect(sampleOf(scrape(node), buffered)).toBe(3);
     expect(scrape(node)).not.toContain("shardkit_sharding_shard_home_duration_seconds_count");
     // an event-sourced actor's recovery (an empty journal: 0 ms of virtual time)
-    const recovered = 'shardkit_persistence_recovery_duration_seconds_count{outcome="recovered"}';
+    const recovered =
+      'shardkit_persistence_recovery_duration_seconds_count{type="",outcome="recovered"}';
     expect(sampleOf(scrape(node), recovered)).toBe(0);
     node.system.spawn(
       EventSourcedBehavior.create<string, string, number>({

@@ -99,6 +99,7 @@ function setup() {
         shardHomeReceived: () => {},
         handOffCompleted: () => {},
         handOffTimedOut: () => {},
+        handOffAbandoned: () => {},
       },
     }),
   );

@@ -365,7 +365,7 @@ class EventSourcedDriver<C, E, S> {
   private reportRecovery(outcome: "recovered" | "failed"): void {
     const observer = this.ctx.system.core.recoveryObserver;
     if (observer !== undefined && this.recoveryStartedMs !== undefined)
-      observer(this.ctx.now() - this.recoveryStartedMs, outcome);
+      observer(this.ctx.now() - this.recoveryStartedMs, outcome, this.ctx.self.path);
   }
 
   private signalHandlers(): Handlers<EsSignalBody, Next<C>> {

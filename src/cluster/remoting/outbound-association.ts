@@ -76,6 +76,8 @@ export class OutboundAssociation {
   private readonly writer: FrameWriter;
   /** Peer incarnation learned at handshake; survives reconnects to the same incarnation. */
   remoteUid: bigint | undefined;
+  /** Reconnect attempts of this association (its part of RemotingStats.reconnects). */
+  reconnects = 0;
   private attempt = 0;
   private flushScheduled = false;
   private timer: Disposable | null = null;
@@ -408,6 +410,7 @@ export class OutboundAssociation {
         this.urgentQueue.length > 0
       ) {
         this.ctx.stats.reconnects++;
+        this.reconnects++;
         this.connect();
       } else this.state = "idle";
     });

@@ -237,6 +237,17 @@ export class Remoting implements InboundHost {
     return counts;
   }
 
+  /**
+   * Reconnect attempts per peer (`host:port`), for the associations that made any (read by
+   * the metrics at scrape time; their sum is `stats.reconnects`).
+   */
+  associationReconnects(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [hostPort, a] of this.associations)
+      if (a.reconnects > 0) out.set(hostPort, a.reconnects);
+    return out;
+  }
+
   /** Stops listening and closes every connection. */
   async shutdown(): Promise<void> {
     if (this.closed) return;

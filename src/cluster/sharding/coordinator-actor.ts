@@ -45,7 +45,7 @@ import type { Remoting } from "../remoting/remoting.js";
 import { adaptAllocationStrategy, type ShardAllocationStrategy } from "./async-strategy.js";
 import type { CoordinatorRecoveryData, CoordinatorStore } from "./coordinator-store.js";
 import { RefusedPeers } from "./refused-peers.js";
-import type { ShardLifecycle } from "./sharding-lifecycle.js";
+import type { HandOffAbandonCause, ShardLifecycle } from "./sharding-lifecycle.js";
 import { ActorIdRefs, actorIdOf } from "./sharding-messages.js";
 
 export interface CoordinatorActorOptions {
@@ -286,8 +286,12 @@ class CoordinatorDriver {
     const ignore = () => {};
     return {
       "shardkit.to-coordinator": (m) => {
-        if (m.cmd.type === "shard-stopped") this.feedHandOffEnd(m.cmd.shard, m.cmd, "completed");
-        else this.driver.feed(m.cmd);
+        const { cmd } = m;
+        if (cmd.type === "shard-stopped") this.feedHandOffEnd(cmd.shard, cmd, "completed");
+        // a region stopping, or a new incarnation replacing a removed one, ends its hand-offs
+        else if (cmd.type === "region-stopped") this.feedWatchingHandOffs(cmd, "region-stopped");
+        else if (cmd.type === "register") this.feedWatchingHandOffs(cmd, "member-removed");
+        else this.driver.feed(cmd);
       },
       "shardkit.identify-coordinator": (m) =>
         m.replyTo.tell({ type: "shardkit.coordinator-is", id: this.selfId }),
@@ -319,6 +323,10 @@ class CoordinatorDriver {
         const timer = parseCoordinatorTimer(m.key);
         if (timer?.kind === "hand-off")
           this.feedHandOffEnd(timer.shard, { type: "timer", key: m.key }, "timed-out");
+        else if (timer?.kind === "region-removal")
+          this.feedWatchingHandOffs({ type: "timer", key: m.key }, "member-removed");
+        else if (timer?.kind === "unreachable-move")
+          this.feedWatchingHandOffs({ type: "timer", key: m.key }, "member-unreachable");
         else feed({ type: "timer", key: m.key });
       },
       "shardkit.coordinator.rebalance": () => feed({ type: "rebalance-tick" }),
@@ -355,6 +363,26 @@ class CoordinatorDriver {
     else lifecycle.handOffTimedOut(shard, before.reason);
   }
 
+  /**
+   * Feeds `input`, which may end hand-offs without finishing them (the old home's region is
+   * gone): with a lifecycle listener, tells it each hand-off in progress before that is no
+   * longer (or another attempt) after, as abandoned for `cause`. Only for the rare inputs
+   * that can do so (membership, region termination, registration, their timers); nothing
+   * is compared when no hand-off runs.
+   */
+  private feedWatchingHandOffs(input: CoordinatorInput, cause: HandOffAbandonCause): void {
+    const { lifecycle } = this.options;
+    if (lifecycle === undefined || this.machine.handOffCount === 0) {
+      this.driver.feed(input);
+      return;
+    }
+    const before = this.machine.handOffsInProgress();
+    this.driver.feed(input);
+    for (const h of before)
+      if (this.machine.handOffIdOf(h.shard) !== h.id)
+        lifecycle.handOffAbandoned(h.shard, h.reason, cause);
+  }
+
   /** Feeds the current membership, then a region-terminated per region of a removed member. */
   private feedMembers(): void {
     const st = this.options.cluster.state;
@@ -376,14 +404,16 @@ class CoordinatorDriver {
     const removed = [...this.knownMembers].filter((k) => !now.has(k));
     this.knownMembers = now;
     const recent = this.options.removals?.recent();
-    this.driver.feed(
+    // leased shards of an unreachable member move at once (unreachableMoveAfterMs 0)
+    this.feedWatchingHandOffs(
       recent === undefined
         ? { type: "membership", members }
         : { type: "membership", members, removed: recent },
+      "member-unreachable",
     );
     for (const k of removed)
       for (const region of regionsOn(this.machine, k))
-        this.driver.feed({ type: "region-terminated", region });
+        this.feedWatchingHandOffs({ type: "region-terminated", region }, "member-removed");
   }
 }
 

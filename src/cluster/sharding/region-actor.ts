@@ -47,7 +47,7 @@ import type { Remoting } from "../remoting/remoting.js";
 import { RefusedPeers } from "./refused-peers.js";
 import { type EntityContext, type ShardRememberOptions, shardBehavior } from "./shard-actor.js";
 import { ShardHomeTiming } from "./shard-home-timing.js";
-import type { RegionProbe, ShardLifecycle } from "./sharding-lifecycle.js";
+import type { RegionProbe, ShardLifecycle, ShardProbe } from "./sharding-lifecycle.js";
 import { ActorIdRefs, actorIdOf, splitActorId } from "./sharding-messages.js";
 import { entityAttributes, SpanAttributes, SpanNames, TracedMessage } from "./traced-message.js";
 
@@ -125,6 +125,8 @@ class RegionDriver {
   /** With a lifecycle listener (metrics): GetShardHome round trips and the region's figures. */
   private readonly homeTiming: ShardHomeTiming | undefined;
   private readonly probe: RegionProbe | undefined;
+  /** The probes of the running shards (with a lifecycle listener), read by `probe`. */
+  private readonly shardProbes: Set<ShardProbe> | undefined;
 
   constructor(
     private readonly ctx: ActorContext<unknown>,
@@ -148,9 +150,16 @@ class RegionDriver {
         () => ctx.now(),
         (shard, ms) => lifecycle.shardHomeReceived(shard, ms),
       );
+      const shardProbes = new Set<ShardProbe>();
+      this.shardProbes = shardProbes;
       this.probe = {
         get bufferedMessages() {
           return machine.stats.bufferedMessages;
+        },
+        get shardBufferedMessages() {
+          let n = 0;
+          for (const p of shardProbes) n += p.bufferedMessages;
+          return n;
         },
       };
       lifecycle.regionStarted(this.probe);
@@ -457,6 +466,7 @@ class RegionDriver {
         settings: options.shardSettings,
         remember: options.remember,
         lifecycle: options.lifecycle,
+        ...(this.shardProbes === undefined ? {} : { probes: this.shardProbes }),
         ...(options.lease === undefined
           ? {}
           : {

@@ -33,7 +33,7 @@ import {
   type ShardReport,
   StartEntity,
 } from "../../protocol/sharding.js";
-import type { ShardLifecycle } from "./sharding-lifecycle.js";
+import type { ShardLifecycle, ShardProbe } from "./sharding-lifecycle.js";
 import { SpanAttributes, SpanNames, type TracedMessage } from "./traced-message.js";
 
 /** What an entity's behavior factory gets. */
@@ -64,6 +64,12 @@ export interface ShardActorOptions {
   readonly remember?: ShardRememberOptions;
   /** Start/stop reports of the shard and its entities (the testing oracle). */
   readonly lifecycle?: ShardLifecycle;
+  /**
+   * The region's set of shard probes (with a lifecycle listener: the metrics): the shard
+   * adds its probe when it starts and removes it when it stops; the region's RegionProbe
+   * reads them when scraped.
+   */
+  readonly probes?: Set<ShardProbe>;
   /** Shard leases: no entity starts before the lease `<type>/<shardId>` is held. */
   readonly lease?: ShardLeaseOptions;
 }
@@ -117,6 +123,7 @@ export function shardBehavior(options: ShardActorOptions): Behavior<ShardCommand
         if (signal.type === "Terminated" || signal.type === "ChildFailed")
           shard.onEntityTerminated(signal.ref.path.name, signal.type === "ChildFailed");
         if (signal.type === "PostStop") shard.onStopped();
+        else if (signal.type === "PreRestart") shard.removeProbe();
         return undefined;
       },
     );
@@ -145,6 +152,8 @@ class ShardDriver {
   private fence: WriteFence | undefined;
   /** shardStarted was reported to the lifecycle listener (with a lease: once granted). */
   private startedReported = false;
+  /** In the region's probe set while the shard runs (options.probes). */
+  private readonly probe: ShardProbe | undefined;
 
   constructor(
     private readonly ctx: ActorContext<ShardCommand>,
@@ -158,6 +167,15 @@ class ShardDriver {
     this.driver = new MachineDriver(this.machine, () => ctx.now(), this.performers());
     this.handlers = this.controlHandlers();
     this.entities = new EntityChildren(ctx);
+    if (options.probes !== undefined) {
+      const machine = this.machine;
+      this.probe = {
+        get bufferedMessages() {
+          return machine.bufferedMessages;
+        },
+      };
+      options.probes.add(this.probe);
+    }
     this.reported = options.lifecycle === undefined ? undefined : new Set<string>();
     // with a lease, the shard is live (for the lifecycle listener) only once it holds it
     if (options.lease === undefined) this.reportStarted();
@@ -236,7 +254,13 @@ class ShardDriver {
     this.driver.feed({ type: "entity-terminated", entityId, passivated: false, failed });
   }
 
+  /** Takes the shard's probe out of the region's set (it stops or restarts). */
+  removeProbe(): void {
+    if (this.probe !== undefined) this.options.probes?.delete(this.probe);
+  }
+
   onStopped(): void {
+    this.removeProbe();
     this.lease?.release();
     if (this.startedReported)
       this.options.lifecycle?.shardStopped(this.options.shardId, this.reported ?? []);

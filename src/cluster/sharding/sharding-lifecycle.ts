@@ -3,8 +3,9 @@
  * starts and stops, and when it starts an entity and sees it terminate. The registry
  * oracle of `shardkit/testing` (ShardingOracle) is built on it, and so are the node's
  * metrics (src/observability/node-metrics.ts), which also take the rarer events below:
- * passivations, the region's GetShardHome round trips, the coordinator's finished
- * hand-offs. None of them is per message.
+ * passivations, the region's GetShardHome round trips, the coordinator's finished, timed-out
+ * and abandoned hand-offs. None of them is per message; the figures of a region and its
+ * shards (buffered messages) are read on demand through its RegionProbe.
  *
  * `node` is the unique address of the reporting member (`protocol://system@host:port#uid`),
  * so two incarnations of one host are told apart. Calls happen inside the shard, region
@@ -62,7 +63,33 @@ export interface ShardingLifecycleListener {
   ): void;
   /** A hand-off the coordinator started timed out (handOffTimeoutMs); the shard stays. */
   handOffTimedOut?(typeName: string, shardId: string, node: string, reason: HandOffReason): void;
+  /**
+   * A hand-off the coordinator started ended neither finished nor timed out: its owner
+   * region went away first (`cause`, see HandOffAbandonCause). Once per hand-off.
+   */
+  handOffAbandoned?(
+    typeName: string,
+    shardId: string,
+    node: string,
+    reason: HandOffReason,
+    cause: HandOffAbandonCause,
+  ): void;
 }
+
+/**
+ * Why a hand-off was abandoned: `member-removed` (the old home's member was removed from
+ * the cluster, or replaced by a new incarnation), `member-unreachable` (shard leases: the
+ * shards of an unreachable member were given new homes), `region-stopped` (the old home's
+ * region reported that it stopped).
+ */
+export type HandOffAbandonCause = "member-removed" | "member-unreachable" | "region-stopped";
+
+/** Every HandOffAbandonCause (bounded label values). */
+export const HAND_OFF_ABANDON_CAUSES: readonly HandOffAbandonCause[] = [
+  "member-removed",
+  "member-unreachable",
+  "region-stopped",
+];
 
 /** Why an entity was passivated (see ShardingLifecycleListener.entityPassivated). */
 export type PassivationReason = Exclude<StopReason, "hand-off">;
@@ -70,6 +97,19 @@ export type PassivationReason = Exclude<StopReason, "hand-off">;
 /** What a region shows of itself while it runs (read on demand, not pushed). */
 export interface RegionProbe {
   /** Messages the region holds now: shard home unknown, shard moving or starting. */
+  readonly bufferedMessages: number;
+  /**
+   * Messages its shards hold now (summed over the shards running in this region): for an
+   * entity that is starting or recovering, while the shard awaits its lease or recovers
+   * its remembered entities (StartEntity requests included), and during a hand-off.
+   * Counted apart from `bufferedMessages`: a message is in one of the two, never both.
+   */
+  readonly shardBufferedMessages: number;
+}
+
+/** What a shard shows of itself (read on demand by its region's RegionProbe). */
+export interface ShardProbe {
+  /** Messages the shard holds now (see RegionProbe.shardBufferedMessages). */
   readonly bufferedMessages: number;
 }
 
@@ -86,6 +126,7 @@ export interface ShardLifecycle {
   shardHomeReceived(shardId: string, latencyMs: number): void;
   handOffCompleted(shardId: string, reason: HandOffReason, durationMs: number): void;
   handOffTimedOut(shardId: string, reason: HandOffReason): void;
+  handOffAbandoned(shardId: string, reason: HandOffReason, cause: HandOffAbandonCause): void;
 }
 
 /** Binds `listener` to one entity type on one node (undefined when there is no listener). */
@@ -122,5 +163,7 @@ export function bindShardLifecycle(
       call(() => listener.handOffCompleted?.(typeName, shardId, node, reason, durationMs)),
     handOffTimedOut: (shardId, reason) =>
       call(() => listener.handOffTimedOut?.(typeName, shardId, node, reason)),
+    handOffAbandoned: (shardId, reason, cause) =>
+      call(() => listener.handOffAbandoned?.(typeName, shardId, node, reason, cause)),
   };
 }

@@ -6,6 +6,7 @@
  * singleton (or only its proxy), the region, and the shutdown hooks. The user-facing API
  * (api/cluster-sharding.ts) only builds the options and keeps the handles.
  */
+import type { ActorPath } from "../../actor/actor-path.js";
 import type { ActorRef } from "../../actor/actor-ref.js";
 import { ask } from "../../actor/ask.js";
 import type { Behavior } from "../../actor/behavior.js";
@@ -425,6 +426,24 @@ export interface StartedShardingType {
  */
 const HAND_OFF_WAIT_CAP_MS = 3_600_000;
 
+/** A type's region is the system actor `sharding-<type>`. */
+const REGION_NAME_PREFIX = "sharding-";
+
+/**
+ * The entity type of the actor at `path` when it is an entity of a sharded type, found in
+ * its path `/system/sharding-<type>/shard-<shard id>/<entity>` (the region is named here,
+ * its shards in region-actor.ts, their entities in shard-actor.ts); undefined for any
+ * other actor. Callers check the name against the started types.
+ */
+export function shardedEntityTypeOf(path: ActorPath): string | undefined {
+  const e = path.elements;
+  if (e.length !== 4 || e[0] !== "system") return undefined;
+  const region = e[1] as string;
+  if (!region.startsWith(REGION_NAME_PREFIX) || !(e[2] as string).startsWith("shard-"))
+    return undefined;
+  return region.slice(REGION_NAME_PREFIX.length);
+}
+
 /** Starts the coordinator singleton (or its proxy), the region and the shutdown hooks. */
 export function startShardingType(
   host: SingletonHost,
@@ -484,7 +503,7 @@ export function startShardingType(
       lease: spec.lease,
       ...(tracing === undefined ? {} : { tracing }),
     }),
-    `sharding-${name}`,
+    `${REGION_NAME_PREFIX}${name}`,
     undefined,
   );
   installShutdown(host, name, region as ActorRef<RegionControl>);

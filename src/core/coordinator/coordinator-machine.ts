@@ -202,6 +202,27 @@ export class CoordinatorMachine {
     return this.durable.toSnapshot();
   }
 
+  /** How many hand-offs are in progress (cheap; view() copies everything). */
+  get handOffCount(): number {
+    return this.handOffs.size;
+  }
+
+  /** The id of the hand-off attempt of `shard` in progress, if any. */
+  handOffIdOf(shard: ShardId): number | undefined {
+    return this.handOffs.get(shard)?.id;
+  }
+
+  /** The hand-offs in progress (attempt id, shard, reason), oldest first; a copy. */
+  handOffsInProgress(): {
+    readonly id: number;
+    readonly shard: ShardId;
+    readonly reason: HandOffReason;
+  }[] {
+    const out: { id: number; shard: ShardId; reason: HandOffReason }[] = [];
+    for (const h of this.handOffs.all()) out.push({ id: h.id, shard: h.shard, reason: h.reason });
+    return out;
+  }
+
   /** The durable home of `shard`, if any. */
   durableHomeOf(shard: ShardId): RegionId | undefined {
     return this.durable.homeOf(shard);

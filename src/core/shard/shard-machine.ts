@@ -130,6 +130,11 @@ export class ShardMachine<M> {
     return this.current;
   }
 
+  /** Messages held in the shard's buffers now (ShardStats.bufferedMessages, without the scan). */
+  get bufferedMessages(): number {
+    return this.buffered;
+  }
+
   /** Counters for metrics and tests. */
   get stats(): ShardStats {
     let live = 0;

@@ -4,6 +4,7 @@
  * sharding demo's own nodes exit when it goes away).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 
@@ -34,6 +35,37 @@ function run(args: string[], timeoutMs: number): Promise<{ code: number | null; 
       done({ code, out });
     });
   });
+}
+
+/** Below Linux's ephemeral range (32768-60999): no port the OS hands out lands here. */
+const FIXED_PORTS_LOW = 20_000;
+const FIXED_PORTS_HIGH = 32_000;
+
+async function canListen(port: number): Promise<boolean> {
+  const server = createServer();
+  const ok = await new Promise<boolean>((done) => {
+    server.once("error", () => done(false));
+    server.listen(port, "127.0.0.1", () => done(true));
+  });
+  if (ok) await new Promise<void>((done) => server.close(() => done()));
+  return ok;
+}
+
+/**
+ * `n` consecutive free ports for an example that takes a base port, searched below the
+ * ephemeral range (a port from there could be taken by another test's outgoing
+ * connection or listener between this check and the example's listen: CI once failed
+ * with EADDRINUSE).
+ */
+async function freeRange(n: number): Promise<number> {
+  const span = FIXED_PORTS_HIGH - FIXED_PORTS_LOW - n;
+  for (let tries = 0; tries < 200; tries++) {
+    const base = FIXED_PORTS_LOW + ((process.pid * 7 + tries * 101) % span);
+    let free = true;
+    for (let p = base; p < base + n && free; p++) free = await canListen(p);
+    if (free) return base;
+  }
+  throw new Error(`no ${n} consecutive free ports in ${FIXED_PORTS_LOW}-${FIXED_PORTS_HIGH}`);
 }
 
 afterEach(() => {
@@ -81,7 +113,7 @@ describe("examples", () => {
   }, 110_000);
 
   it("three cluster members over TCP join, agree, and one leaves", async () => {
-    const base = 30_000 + (process.pid % 5_000) * 3;
+    const base = await freeRange(3);
     const { code, out } = await run(
       ["examples/cluster-three-nodes.ts", "--base-port", String(base)],
       30_000,
@@ -92,14 +124,14 @@ describe("examples", () => {
   }, 40_000);
 
   it("the README sharding example runs on a one-node cluster", async () => {
-    const port = 40_000 + (process.pid % 5_000) * 2;
+    const port = await freeRange(1);
     const { code, out } = await run(["examples/readme-sharding.ts", String(port)], 30_000);
     expect(out).toContain("tea, scones");
     expect(code).toBe(0);
   }, 40_000);
 
   it("the README persistence example: an event-sourced, remembered cart on SQLite survives a restart", async () => {
-    const port = 41_000 + (process.pid % 5_000) * 2;
+    const port = await freeRange(1);
     const { code, out } = await run(["examples/readme-persistence.ts", String(port)], 40_000);
     expect(out).toContain("round 1: tea, scones");
     expect(out).toContain("round 2: cart-42 restarted without a message (remembered)");

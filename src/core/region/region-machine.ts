@@ -22,7 +22,8 @@
  * - One local incarnation per shard: `start-shard` only when no actor of that shard
  *   exists here. A proxy never starts a shard.
  * - Hand-off: BeginHandOff makes the region forget the home and buffer (it always acks,
- *   to the sender, even for unknown shards); HandOff stops the local shard, and
+ *   to the sender, even for unknown shards), except on the shard's owner, whose running
+ *   local shard keeps taking messages until HandOff; HandOff stops the local shard, and
  *   ShardStopped goes out only once it has stopped. A home announced while the local
  *   shard is still handing off or stopping is not used: the region asks again afterwards.
  * - Coordinator identity: HostShard and ShardHome count only from the coordinator
@@ -593,7 +594,8 @@ export class RegionMachine<M> {
   // ---- hand-off ------------------------------------------------------------------------------
 
   /**
-   * Buffer the shard from now on and acknowledge. When the shard lives on another region,
+   * Buffer the shard from now on (unless it runs here: see below) and acknowledge. When
+   * the shard lives on another region,
    * the ack goes through that region (after the messages forwarded to it so far, on the
    * same channel): the coordinator hands the shard off only once every ack arrived, so
    * every message forwarded before the ack has reached the old owner's shard before the
@@ -601,6 +603,15 @@ export class RegionMachine<M> {
    */
   private onBeginHandOff(shard: ShardId, handOffId: number, from: CoordinatorRef): void {
     const home = this.homes.get(shard);
+    // The old owner itself keeps giving the shard what arrives until HandOff: the
+    // messages other regions forwarded before their acks (which travel behind them) must
+    // reach the running shard, not this region's buffer, from which they would go to the
+    // new owner in a race with those regions' later messages.
+    if (home === this.self) {
+      this.log("debug", "begin-hand-off", `shard ${shard} runs here until HandOff (#${handOffId})`);
+      this.sendTo(from, { type: "begin-hand-off-ack", shard, handOffId, from: this.self });
+      return;
+    }
     this.homes.delete(shard);
     this.log("debug", "begin-hand-off", `buffering for shard ${shard} (hand-off #${handOffId})`);
     const ack: CoordinatorCommand = {

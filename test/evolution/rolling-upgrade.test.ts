@@ -57,7 +57,7 @@ function start(build: UpgradeNodeConfig["build"], port: number, seeds: readonly 
   };
   const child = spawnNode("test/evolution/rolling-upgrade-node.ts", [JSON.stringify(config)], {
     name: `${build}:${port}`,
-    env: { SHARDKIT_LOG_LEVEL: process.env.SHARDKIT_UPGRADE_LOG_LEVEL ?? "warn" },
+    env: { SHARDKIT_LOG_LEVEL: process.env.SHARDKIT_UPGRADE_LOG_LEVEL ?? "info" },
   });
   started.push(child);
   return child;
@@ -78,7 +78,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
 describe("rolling upgrade v1 -> v2 under load (real processes, SQLite)", () => {
   it("loses and fails nothing, upcasts v1 events, accepts old and new messages", async () => {
     onTestFailed(() => {
-      // every member's log (SHARDKIT_UPGRADE_LOG_LEVEL=info for more than warnings)
+      // every member's log (at info unless SHARDKIT_UPGRADE_LOG_LEVEL says otherwise)
       const file = join(tmpdir(), `shardkit-upgrade-failed-${process.pid}.log`);
       writeFileSync(file, started.map((c) => `=== ${c.name}\n${c.stderr.join("\n")}`).join("\n"));
       console.log(`logs of every member: ${file}`);

@@ -138,6 +138,36 @@ describe.each(SEEDS)("membership faults (seed %i)", (seed) => {
     expect(cs[0]?.uniqueAddress.uid).not.toBe(oldUid);
   });
 
+  it("M6b: the first seed node restarted while the others' links to it back off joins them; it does not form a cluster of its own", async () => {
+    // The others keep sending to the crashed incarnation (heartbeats, gossip), so their
+    // reconnects to it back off (up to reconnectBackoffMaxMs, 5 s). With a short seed-node
+    // timeout the restarted first seed node gave up on its InitJoins before their acks left
+    // (they waited for the backoff timer) and formed a new cluster of its own: the real
+    // rolling restart saw that (docs/cluster.md, "Joining"). A peer that reaches us now cuts
+    // our backoff to it short.
+    const h = new SimClusterHarness(seed);
+    const settings = { seedNodeTimeoutMs: 1_000 };
+    for (const n of ["a", "b", "c"]) await h.member(n, { seedNodes: seeds, settings });
+    await h.until(() => upEverywhere(h, ["a", "b", "c"]), 30_000);
+    const old = h.members.get("a");
+    if (old === undefined) throw new Error("no a");
+    h.crash(old);
+    // long enough for the backoff towards a to grow well past the seed-node timeout
+    await h.world.advance(4_500);
+    const fresh = await h.member("a", { seedNodes: seeds, settings });
+    await h.until(() => upEverywhere(h, ["a", "b", "c"]), 90_000);
+    const d = `[sim ${h.world.describe()}]`;
+    expect(
+      fresh.cluster.state.members.map((m) => m.uniqueAddress.address.host),
+      d,
+    ).toEqual(["a", "b", "c"]);
+    expect(
+      h.members.get("b")?.cluster.state.members.find((m) => m.uniqueAddress.address.host === "a")
+        ?.uniqueAddress.uid,
+      d,
+    ).toBe(fresh.cluster.self.uid);
+  });
+
   it("M9: nobody becomes Up before minNrOfMembers have joined", async () => {
     const h = new SimClusterHarness(seed);
     const settings = { minNrOfMembers: 3, allowWeaklyUpMembersMs: 0 };

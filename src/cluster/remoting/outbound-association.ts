@@ -387,6 +387,28 @@ export class OutboundAssociation {
     this.enterBackoff();
   }
 
+  /**
+   * The peer just completed a handshake on a connection it opened to this node: it is up
+   * (again). A reconnect waiting out its backoff starts now, with a fresh attempt count, so
+   * what is queued for a restarted peer (e.g. the answer to its InitJoin) does not wait for
+   * a timer armed while it was down: the backoff may have grown to reconnectBackoffMaxMs.
+   */
+  peerReachable(): void {
+    if (this.state !== "backoff" || this.closedForGood) return;
+    this.cancelTimer();
+    this.attempt = 0;
+    if (
+      this.userQueue.length > 0 ||
+      this.system.size > 0 ||
+      this.controlQueue.length > 0 ||
+      this.urgentQueue.length > 0
+    ) {
+      this.ctx.stats.reconnects++;
+      this.reconnects++;
+      this.connect();
+    } else this.state = "idle";
+  }
+
   private enterBackoff(): void {
     this.state = "backoff";
     const s = this.ctx.settings;

@@ -298,6 +298,8 @@ export class Remoting implements InboundHost {
     this.incarnations.set(node.hostPort, uid);
     if (known !== undefined && known !== uid)
       this.incarnationGone(node, known, "peer restarted with a new uid");
+    // a peer that reached us is up: our way back to it need not wait out a backoff
+    this.associations.get(node.hostPort)?.peerReachable();
   }
 
   incarnationGone(node: WireNode, uid: bigint, reason: string): void {

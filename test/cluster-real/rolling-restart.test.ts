@@ -29,9 +29,9 @@ const WORKERS = 20;
 const SHUTDOWN_EXIT_MS = 25_000;
 /**
  * Pause after a restarted member is up and its region registered, before the next
- * SIGTERM. Without it (the next member stopped within 0.3 s of the previous one's
- * registration) about 1 run in 3 still saw all asks stall for 5 s: open, not analysed.
- * `SHARDKIT_ROLLING_GRACE_MS=0` reproduces it.
+ * SIGTERM (like minReadySeconds). Without it about 1 run in 3-6 failed until a restarted
+ * first seed node stopped forming a cluster of its own (docs/testing.md, "Known issues");
+ * `SHARDKIT_ROLLING_GRACE_MS=0` runs without it (8 of 8 passed after the fix).
  */
 const READY_GRACE_MS = Number(process.env.SHARDKIT_ROLLING_GRACE_MS ?? 2_000);
 /** One run: four starts, three graceful stops and restarts, on a loaded 2-core machine. */

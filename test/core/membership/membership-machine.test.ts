@@ -66,6 +66,17 @@ describe("membership machine: joining", () => {
     expect(noGossip(w.deliver())).toEqual(["a: info join refused"]);
     expect(w.isMember("b")).toBe(false);
   });
+
+  it("a machine has joined once only after it formed a cluster or was welcomed", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.add("a").add("b");
+    expect([w.machine("a").joinedOnce, w.machine("b").joinedOnce]).toEqual([false, false]);
+    w.feed("a", { type: "start" });
+    w.feed("b", { type: "start" });
+    expect(w.machine("b").joinedOnce).toBe(false);
+    w.deliver();
+    expect([w.machine("a").joinedOnce, w.machine("b").joinedOnce]).toEqual([true, true]);
+  });
 });
 
 function addressOfName(name: string) {
@@ -251,5 +262,45 @@ describe("membership machine: a partition within one failure-detection time of a
     const marginMs = stableAfterMs + downAllWhenUnstableMsOf(resolveSbrSettings({ stableAfterMs }));
     expect(cut + 22_000).toBeLessThan(removed + marginMs);
     expect(w.view("a")).toBe("a=up d=up");
+  });
+});
+
+describe("membership machine: leave", () => {
+  it("a leave command moves an up member to leaving; leaving again, or leaving a down member, changes nothing", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    expect(w.feed("a", { type: "leave", host: "b", port: 2552 })).toContain("a: member-left b");
+    expect(w.statusOf("a", "b")).toBe("leaving");
+    expect(w.feed("a", { type: "leave", host: "b", port: 2552 })).toEqual([]);
+    expect(w.statusOf("a", "b")).toBe("leaving");
+    // a down member does not leave
+    w.feed("a", { type: "down", host: "c", port: 2552 });
+    expect(w.statusOf("a", "c")).toBe("down");
+    expect(w.feed("a", { type: "leave", host: "c", port: 2552 })).toEqual([]);
+    expect(w.statusOf("a", "c")).toBe("down");
+  });
+
+  it("a joining member may leave too", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.add("a").add("b");
+    w.feed("a", { type: "start" });
+    w.feed("b", { type: "start" });
+    w.deliver();
+    expect(w.view("a")).toBe("a=up b=joining");
+    w.feed("a", { type: "leave", host: "b", port: 2552 });
+    expect(w.statusOf("a", "b")).toBe("leaving");
+  });
+});
+
+describe("membership machine: auto-down", () => {
+  it("with auto-down active each side downs the other, whatever the sizes", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      downing: { activeStrategy: "auto-down", autoDown: { afterMs: 3000 } },
+    });
+    w.formCluster(["a", "b", "c"]);
+    w.partition(["a", "b"], ["c"]);
+    w.run(20_000);
+    expect(downingKinds(w)).toEqual(["a auto-down", "c auto-down"]);
   });
 });

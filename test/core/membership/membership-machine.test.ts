@@ -186,6 +186,28 @@ describe("membership machine: split brain resolver", () => {
   });
 });
 
+describe("membership machine: before the first convergence", () => {
+  it("a member that was never up downs only itself, and says why it withholds the others", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      downing: { activeStrategy: "down-all", stableAfterMs: 5000 },
+    });
+    w.add("a").add("b");
+    w.feed("a", { type: "start" });
+    w.feed("b", { type: "start" });
+    w.deliver();
+    expect(w.view("b")).toBe("a=up b=joining");
+    w.partition(["a"], ["b"]);
+    w.run(20_000);
+    expect(w.trace.filter((l) => l.startsWith("b: DOWN"))).toEqual([
+      "b: DOWN b (down-all: down-all strategy)",
+    ]);
+    expect(w.trace).toContain(
+      "b: warn split brain resolver: not downing other members: this member was never up, so the cluster has not converged with it yet (downing.actBeforeFirstConvergence is false)",
+    );
+  });
+});
+
 describe("membership machine: own stall", () => {
   const STALL_WARNING =
     "a: warn this member itself was stalled (event loop blocked or starved of CPU) longer " +

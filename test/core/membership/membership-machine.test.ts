@@ -302,6 +302,28 @@ describe("membership machine: leave", () => {
     expect(w.statusOf("a", "c")).toBe("down");
   });
 
+  it("a leaving member that holds no removal is moved to exiting and removed", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    w.run(30_000);
+    expect(w.view("a")).toBe("a=up c=up");
+    expect(w.trace).toContain("a: member-removed b (was exiting)");
+  });
+
+  it("a leaving member that holds its removal is removed only after its exiting tasks completed", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    w.feed("b", { type: "hold-removal-until-exiting-completed" });
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    w.run(30_000);
+    expect(w.trace).not.toContain("a: member-removed b (was exiting)");
+    expect(w.statusOf("a", "b")).toBe("exiting");
+    w.feed("b", { type: "exiting-completed" });
+    w.run(30_000);
+    expect(w.view("a")).toBe("a=up c=up");
+  });
+
   it("a joining member may leave too", () => {
     const w = new MembershipWorld({ seeds: ["a"] });
     w.add("a").add("b");

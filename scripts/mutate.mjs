@@ -25,9 +25,9 @@ const FOLDERS = {
     "src/persistence/memory/memory-journal.ts:59-62",
     "src/persistence/sqlite/sqlite-journal.ts:173-198",
     "src/persistence/sqlite/sqlite-journal.ts:210-214",
-    "src/persistence/postgres/postgres-journal.ts:236-240",
-    "src/persistence/postgres/postgres-journal.ts:246-270",
-    "src/persistence/postgres/postgres-journal.ts:309-314",
+    "src/persistence/postgres/postgres-journal.ts:239-243",
+    "src/persistence/postgres/postgres-journal.ts:249-273",
+    "src/persistence/postgres/postgres-journal.ts:312-317",
   ],
   oracle: ["src/testing/sharding-oracle.ts"],
 };
@@ -37,9 +37,9 @@ const RANGE_STARTS = {
   "src/persistence/memory/memory-journal.ts:59-62": "let log = this.logs.get(persistenceId)",
   "src/persistence/sqlite/sqlite-journal.ts:173-198": "private commit(",
   "src/persistence/sqlite/sqlite-journal.ts:210-214": "const highest = this.highest(",
-  "src/persistence/postgres/postgres-journal.ts:236-240": "} catch (error) {",
-  "src/persistence/postgres/postgres-journal.ts:246-270": "private async commitUnfenced(",
-  "src/persistence/postgres/postgres-journal.ts:309-314": "return batch.map((a, i) =>",
+  "src/persistence/postgres/postgres-journal.ts:239-243": "} catch (error) {",
+  "src/persistence/postgres/postgres-journal.ts:249-273": "private async commitUnfenced(",
+  "src/persistence/postgres/postgres-journal.ts:312-317": "return batch.map((a, i) =>",
 };
 for (const [range, text] of Object.entries(RANGE_STARTS)) {
   const [file, lines] = range.split(":");

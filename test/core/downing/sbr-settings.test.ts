@@ -163,6 +163,14 @@ describe("sbr settings", () => {
     });
   });
 
+  it("accepts a quorum size of 1 for static-quorum (the smallest valid)", () => {
+    const s = resolveSbrSettings({
+      activeStrategy: "static-quorum",
+      staticQuorum: { quorumSize: 1 },
+    });
+    expect(downingStrategyOf(s)).toEqual({ type: "static-quorum", quorumSize: 1, role: undefined });
+  });
+
   it("derives the down-all bound as 3/4 of stable-after, never below 4 s", () => {
     expect(downAllWhenUnstableMsOf(resolveSbrSettings({ stableAfterMs: 5333 }))).toBe(4000);
     expect(downAllWhenUnstableMsOf(resolveSbrSettings({ stableAfterMs: 5336 }))).toBe(4002);

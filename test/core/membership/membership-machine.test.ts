@@ -66,6 +66,17 @@ describe("membership machine: joining", () => {
     expect(noGossip(w.deliver())).toEqual(["a: info join refused"]);
     expect(w.isMember("b")).toBe(false);
   });
+
+  it("a machine has joined once only after it formed a cluster or was welcomed", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.add("a").add("b");
+    expect([w.machine("a").joinedOnce, w.machine("b").joinedOnce]).toEqual([false, false]);
+    w.feed("a", { type: "start" });
+    w.feed("b", { type: "start" });
+    expect(w.machine("b").joinedOnce).toBe(false);
+    w.deliver();
+    expect([w.machine("a").joinedOnce, w.machine("b").joinedOnce]).toEqual([true, true]);
+  });
 });
 
 function addressOfName(name: string) {
@@ -175,6 +186,28 @@ describe("membership machine: split brain resolver", () => {
   });
 });
 
+describe("membership machine: before the first convergence", () => {
+  it("a member that was never up downs only itself, and says why it withholds the others", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      downing: { activeStrategy: "down-all", stableAfterMs: 5000 },
+    });
+    w.add("a").add("b");
+    w.feed("a", { type: "start" });
+    w.feed("b", { type: "start" });
+    w.deliver();
+    expect(w.view("b")).toBe("a=up b=joining");
+    w.partition(["a"], ["b"]);
+    w.run(20_000);
+    expect(w.trace.filter((l) => l.startsWith("b: DOWN"))).toEqual([
+      "b: DOWN b (down-all: down-all strategy)",
+    ]);
+    expect(w.trace).toContain(
+      "b: warn split brain resolver: not downing other members: this member was never up, so the cluster has not converged with it yet (downing.actBeforeFirstConvergence is false)",
+    );
+  });
+});
+
 describe("membership machine: own stall", () => {
   const STALL_WARNING =
     "a: warn this member itself was stalled (event loop blocked or starved of CPU) longer " +
@@ -251,5 +284,67 @@ describe("membership machine: a partition within one failure-detection time of a
     const marginMs = stableAfterMs + downAllWhenUnstableMsOf(resolveSbrSettings({ stableAfterMs }));
     expect(cut + 22_000).toBeLessThan(removed + marginMs);
     expect(w.view("a")).toBe("a=up d=up");
+  });
+});
+
+describe("membership machine: leave", () => {
+  it("a leave command moves an up member to leaving; leaving again, or leaving a down member, changes nothing", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    expect(w.feed("a", { type: "leave", host: "b", port: 2552 })).toContain("a: member-left b");
+    expect(w.statusOf("a", "b")).toBe("leaving");
+    expect(w.feed("a", { type: "leave", host: "b", port: 2552 })).toEqual([]);
+    expect(w.statusOf("a", "b")).toBe("leaving");
+    // a down member does not leave
+    w.feed("a", { type: "down", host: "c", port: 2552 });
+    expect(w.statusOf("a", "c")).toBe("down");
+    expect(w.feed("a", { type: "leave", host: "c", port: 2552 })).toEqual([]);
+    expect(w.statusOf("a", "c")).toBe("down");
+  });
+
+  it("a leaving member that holds no removal is moved to exiting and removed", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    w.run(30_000);
+    expect(w.view("a")).toBe("a=up c=up");
+    expect(w.trace).toContain("a: member-removed b (was exiting)");
+  });
+
+  it("a leaving member that holds its removal is removed only after its exiting tasks completed", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    w.feed("b", { type: "hold-removal-until-exiting-completed" });
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    w.run(30_000);
+    expect(w.trace).not.toContain("a: member-removed b (was exiting)");
+    expect(w.statusOf("a", "b")).toBe("exiting");
+    w.feed("b", { type: "exiting-completed" });
+    w.run(30_000);
+    expect(w.view("a")).toBe("a=up c=up");
+  });
+
+  it("a joining member may leave too", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.add("a").add("b");
+    w.feed("a", { type: "start" });
+    w.feed("b", { type: "start" });
+    w.deliver();
+    expect(w.view("a")).toBe("a=up b=joining");
+    w.feed("a", { type: "leave", host: "b", port: 2552 });
+    expect(w.statusOf("a", "b")).toBe("leaving");
+  });
+});
+
+describe("membership machine: auto-down", () => {
+  it("with auto-down active each side downs the other, whatever the sizes", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      downing: { activeStrategy: "auto-down", autoDown: { afterMs: 3000 } },
+    });
+    w.formCluster(["a", "b", "c"]);
+    w.partition(["a", "b"], ["c"]);
+    w.run(20_000);
+    expect(downingKinds(w)).toEqual(["a auto-down", "c auto-down"]);
   });
 });

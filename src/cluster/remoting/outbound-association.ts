@@ -397,6 +397,11 @@ export class OutboundAssociation {
     if (this.state !== "backoff" || this.closedForGood) return;
     this.cancelTimer();
     this.attempt = 0;
+    this.reconnectIfPending();
+  }
+
+  /** Out of backoff: reconnects when anything is queued, else goes idle. */
+  private reconnectIfPending(): void {
     if (
       this.userQueue.length > 0 ||
       this.system.size > 0 ||
@@ -425,16 +430,7 @@ export class OutboundAssociation {
       if (this.state !== "backoff") return;
       this.checkGiveUp();
       if (this.closedForGood) return;
-      if (
-        this.userQueue.length > 0 ||
-        this.system.size > 0 ||
-        this.controlQueue.length > 0 ||
-        this.urgentQueue.length > 0
-      ) {
-        this.ctx.stats.reconnects++;
-        this.reconnects++;
-        this.connect();
-      } else this.state = "idle";
+      this.reconnectIfPending();
     });
   }
 

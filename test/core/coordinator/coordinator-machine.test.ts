@@ -333,6 +333,15 @@ describe("coordinator settings and helpers", () => {
     expect(parseCoordinatorTimer("other:1")).toBeUndefined();
   });
 
+  it("the threshold strategy allocates each new shard to the region with the fewest shards", () => {
+    const d = new Driver({ strategy: thresholdStrategy() });
+    d.setup(["a", "b", "c"]);
+    const homes = ["1", "2", "3", "4"].map((s) =>
+      homeOf(d.sends(d.feed({ type: "get-shard-home", shard: s, from: "C" }), "shard-home")),
+    );
+    expect(homes).toEqual(["A", "B", "C", "A"]);
+  });
+
   it("consistent hashing places shards on the same region whoever asks", () => {
     const d = new Driver({ strategy: consistentHashingStrategy() });
     d.setup(["a", "b", "c"]);

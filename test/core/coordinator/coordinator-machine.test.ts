@@ -320,6 +320,30 @@ describe("coordinator settings and helpers", () => {
     expect(() => new Driver({ settings: { rebalanceConcurrencyMax: 0 } })).toThrow(ConfigError);
   });
 
+  it("accepts a backoff range of one value; an inverted one names the key, its prefix and the lower bound", () => {
+    expect(
+      resolveCoordinatorSettings({ persistRetryBackoffMs: 10, persistRetryBackoffMaxMs: 10 }),
+    ).toMatchObject({ persistRetryBackoffMs: 10, persistRetryBackoffMaxMs: 10 });
+    expect(() =>
+      resolveCoordinatorSettings({ persistRetryBackoffMs: 10, persistRetryBackoffMaxMs: 9 }),
+    ).toThrow(
+      expect.objectContaining({
+        key: "coordinator.persistRetryBackoffMaxMs",
+        value: 9,
+        allowed: "a duration in milliseconds >= persistRetryBackoffMs (10)",
+      }),
+    );
+    expect(() =>
+      resolveCoordinatorSettings(
+        { persistRetryBackoffMs: 10, persistRetryBackoffMaxMs: 9 },
+        "sharding.coordinator.",
+      ),
+    ).toThrow(expect.objectContaining({ key: "sharding.coordinator.persistRetryBackoffMaxMs" }));
+    expect(() => resolveCoordinatorSettings({ minNrOfMembers: 0 }, "x.")).toThrow(
+      expect.objectContaining({ key: "x.minNrOfMembers" }),
+    );
+  });
+
   it("validates the built-in strategies' settings up front", () => {
     expect(() => leastShardStrategy({ relativeLimit: 2 })).toThrow(ConfigError);
     expect(() => thresholdStrategy({ rebalanceThreshold: 0 })).toThrow(ConfigError);

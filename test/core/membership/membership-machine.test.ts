@@ -79,6 +79,30 @@ describe("membership machine: joining", () => {
   });
 });
 
+describe("membership machine: read-only view", () => {
+  it("joins through seeds only once started with seed nodes, and starting again does nothing", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.add("a");
+    expect(w.machine("a").joinsThroughSeeds).toBe(false);
+    expect(w.feed("a", { type: "start" })).toContain("a: info formed a new cluster");
+    expect(w.machine("a").joinsThroughSeeds).toBe(true);
+    expect(w.feed("a", { type: "start" })).toEqual([]);
+    const noSeeds = new MembershipWorld();
+    noSeeds.add("a");
+    expect(noSeeds.feed("a", { type: "start" })).toEqual([]);
+    expect(noSeeds.machine("a").joinsThroughSeeds).toBe(false);
+  });
+
+  it("exposes one failure detector per monitored member", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    expect([...w.machine("a").failureDetectors.keys()]).toEqual([
+      "shardkit://sk@b:2552#2",
+      "shardkit://sk@c:2552#3",
+    ]);
+  });
+});
+
 function addressOfName(name: string) {
   return { protocol: "shardkit", system: "sk", host: name, port: 2552 };
 }
@@ -309,6 +333,33 @@ describe("membership machine: leave", () => {
     w.run(30_000);
     expect(w.view("a")).toBe("a=up c=up");
     expect(w.trace).toContain("a: member-removed b (was exiting)");
+  });
+
+  it("a leaving member confirms exiting to the leader only, stops as one that left, and is quarantined after the delay", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    const from = w.trace.length;
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    w.run(30_000);
+    const lines = noGossip(w.trace.slice(from));
+    expect(lines).toEqual([
+      "b: member-left b",
+      "a: member-left b",
+      "c: member-left b",
+      "a: member-exited b",
+      "b: member-exited b",
+      "b -> a ExitingConfirmed",
+      "c: member-exited b",
+      "b -> a ExitingConfirmed",
+      // a graceful leaver is quarantined only after quarantineRemovedNodeAfterMs (5 s)
+      "a: quarantine b after 5000",
+      "a: member-removed b (was exiting)",
+      "b -> a ExitingConfirmed",
+      "b: info left the cluster; stopping",
+      "b: self-removed (the cluster removed this member)",
+      "c: quarantine b after 5000",
+      "c: member-removed b (was exiting)",
+    ]);
   });
 
   it("a leaving member that holds its removal is removed only after its exiting tasks completed", () => {

@@ -103,6 +103,38 @@ describe("membership machine: read-only view", () => {
   });
 });
 
+describe("membership machine: commands", () => {
+  it("a join to its own address forms a cluster; to another port of its host it sends Join", () => {
+    const w = new MembershipWorld();
+    w.add("a");
+    expect(w.feed("a", { type: "join", to: { ...addressOfName("a"), port: 2553 } })).toEqual([
+      "a -> a Join",
+    ]);
+    expect(w.feed("a", { type: "join", to: addressOfName("a") })).toEqual([
+      "a: info formed a new cluster",
+      "a: member-joined a",
+      "a: leader-changed a",
+      "a: member-up a",
+    ]);
+  });
+
+  it("down once per member, none for an unknown node; the next broadcast skips the down member", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    expect(w.feed("a", { type: "down", host: "c", port: 2552 })).toEqual(["a: member-downed c"]);
+    expect(w.feed("a", { type: "down", host: "c", port: 2552 })).toEqual([]);
+    expect(w.feed("a", { type: "down", host: "zz", port: 2552 })).toEqual([]);
+    expect(w.feed("a", { type: "leave", host: "zz", port: 2552 })).toEqual([]);
+    expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b Gossip"]);
+  });
+
+  it("exiting-completed without a held removal changes nothing", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    expect(w.feed("a", { type: "exiting-completed" })).toEqual([]);
+  });
+});
+
 function addressOfName(name: string) {
   return { protocol: "shardkit", system: "sk", host: name, port: 2552 };
 }
@@ -134,6 +166,9 @@ describe("membership machine: split brain resolver", () => {
     // b is no leader: it only learns the decision; the leader removes c and quarantines it
     expect(w.trace.filter((l) => l.startsWith("b: DOWN"))).toEqual([]);
     expect(w.trace).toContain("a: quarantine c");
+    // a downed member is quarantined at once and stops with a warning (it did not leave)
+    expect(w.trace).not.toContain("a: quarantine c after 5000");
+    expect(w.trace).toContain("c: warn removed from the cluster; stopping");
     expect(w.trace).toContain("a: member-removed c (was down)");
     expect(w.view("a")).toBe("a=up b=up");
   });

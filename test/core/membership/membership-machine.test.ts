@@ -422,6 +422,24 @@ describe("membership machine: leave", () => {
   });
 });
 
+describe("membership machine: a removed member that talks again", () => {
+  it("is sent the gossip with its tombstone and stops", () => {
+    const w = new MembershipWorld({ seeds: ["a"], downing: { stableAfterMs: 5000 } });
+    w.formCluster(["a", "b", "c"]);
+    w.pause("c");
+    w.run(30_000);
+    expect(w.view("a")).toBe("a=up b=up");
+    w.resume("c");
+    const lines = w.run(1000);
+    expect(lines.slice(lines.indexOf("c -> a GossipStatus"))).toEqual([
+      "c -> a GossipStatus",
+      "a -> c Gossip",
+      "c: warn removed from the cluster; stopping",
+      "c: self-removed (the cluster removed this member)",
+    ]);
+  });
+});
+
 describe("membership machine: auto-down", () => {
   it("with auto-down active each side downs the other, whatever the sizes", () => {
     const w = new MembershipWorld({

@@ -9,6 +9,7 @@ import {
   downAllWhenUnstableMsOf,
   resolveSbrSettings,
 } from "../../../src/core/downing/sbr-settings.js";
+import { MembershipKind } from "../../../src/core/membership/membership-messages.js";
 import { MembershipWorld, TICK_MS } from "./membership-world.js";
 
 const downingKinds = (w: MembershipWorld) =>
@@ -128,10 +129,34 @@ describe("membership machine: commands", () => {
     expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b Gossip"]);
   });
 
-  it("exiting-completed without a held removal changes nothing", () => {
+  it("exiting-completed without exiting tasks running changes nothing, held or not", () => {
     const w = new MembershipWorld({ seeds: ["a"] });
     w.formCluster(["a", "b"]);
     expect(w.feed("a", { type: "exiting-completed" })).toEqual([]);
+    w.feed("a", { type: "hold-removal-until-exiting-completed" });
+    expect(w.feed("a", { type: "exiting-completed" })).toEqual([]);
+    // nothing changed, so nothing is broadcast
+    expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b GossipStatus"]);
+  });
+
+  it("the leader counts a leaver's ExitingConfirmed until it removes it", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    const a = w.machine("a");
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    const seen: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      w.run(TICK_MS);
+      seen.push(
+        a
+          .exitingConfirmedIn(a.state)
+          .map((u) => u.address.host)
+          .join(","),
+      );
+    }
+    expect(seen).toContain("b");
+    expect(seen.at(-1)).toBe("");
+    expect(a.exitingConfirmedIn(w.machine("c").state)).toEqual([]);
   });
 });
 
@@ -437,6 +462,23 @@ describe("membership machine: a removed member that talks again", () => {
       "c: warn removed from the cluster; stopping",
       "c: self-removed (the cluster removed this member)",
     ]);
+  });
+
+  it("is told at most once per gossip interval", () => {
+    const w = new MembershipWorld({ seeds: ["a"], downing: { stableAfterMs: 5000 } });
+    w.formCluster(["a", "b", "c"]);
+    const c = w.machine("c").state.selfUniqueAddress;
+    w.pause("c");
+    w.run(30_000);
+    const status = {
+      type: "received",
+      from: c,
+      message: { kind: MembershipKind.GossipStatus, version: [], seenDigest: 0 },
+    } as const;
+    expect(w.feed("a", status)).toEqual(["a -> c Gossip"]);
+    expect(w.feed("a", status)).toEqual([]);
+    w.run(TICK_MS);
+    expect(w.feed("a", status)).toEqual(["a -> c Gossip"]);
   });
 });
 

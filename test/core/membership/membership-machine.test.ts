@@ -9,6 +9,7 @@ import {
   downAllWhenUnstableMsOf,
   resolveSbrSettings,
 } from "../../../src/core/downing/sbr-settings.js";
+import type { MembershipInput } from "../../../src/core/membership/membership-machine.js";
 import { MembershipKind } from "../../../src/core/membership/membership-messages.js";
 import { MembershipWorld, TICK_MS } from "./membership-world.js";
 
@@ -470,11 +471,11 @@ describe("membership machine: a removed member that talks again", () => {
     const c = w.machine("c").state.selfUniqueAddress;
     w.pause("c");
     w.run(30_000);
-    const status = {
+    const status: MembershipInput = {
       type: "received",
       from: c,
       message: { kind: MembershipKind.GossipStatus, version: [], seenDigest: 0 },
-    } as const;
+    };
     expect(w.feed("a", status)).toEqual(["a -> c Gossip"]);
     expect(w.feed("a", status)).toEqual([]);
     w.run(TICK_MS);

@@ -320,6 +320,30 @@ describe("coordinator settings and helpers", () => {
     expect(() => new Driver({ settings: { rebalanceConcurrencyMax: 0 } })).toThrow(ConfigError);
   });
 
+  it("accepts a backoff range of one value; an inverted one names the key, its prefix and the lower bound", () => {
+    expect(
+      resolveCoordinatorSettings({ persistRetryBackoffMs: 10, persistRetryBackoffMaxMs: 10 }),
+    ).toMatchObject({ persistRetryBackoffMs: 10, persistRetryBackoffMaxMs: 10 });
+    expect(() =>
+      resolveCoordinatorSettings({ persistRetryBackoffMs: 10, persistRetryBackoffMaxMs: 9 }),
+    ).toThrow(
+      expect.objectContaining({
+        key: "coordinator.persistRetryBackoffMaxMs",
+        value: 9,
+        allowed: "a duration in milliseconds >= persistRetryBackoffMs (10)",
+      }),
+    );
+    expect(() =>
+      resolveCoordinatorSettings(
+        { persistRetryBackoffMs: 10, persistRetryBackoffMaxMs: 9 },
+        "sharding.coordinator.",
+      ),
+    ).toThrow(expect.objectContaining({ key: "sharding.coordinator.persistRetryBackoffMaxMs" }));
+    expect(() => resolveCoordinatorSettings({ minNrOfMembers: 0 }, "x.")).toThrow(
+      expect.objectContaining({ key: "x.minNrOfMembers" }),
+    );
+  });
+
   it("validates the built-in strategies' settings up front", () => {
     expect(() => leastShardStrategy({ relativeLimit: 2 })).toThrow(ConfigError);
     expect(() => thresholdStrategy({ rebalanceThreshold: 0 })).toThrow(ConfigError);
@@ -331,6 +355,15 @@ describe("coordinator settings and helpers", () => {
     expect(parseCoordinatorTimer("hand-off:7")).toEqual({ kind: "hand-off", shard: "7" });
     expect(parseCoordinatorTimer("persist-retry")).toEqual({ kind: "persist-retry" });
     expect(parseCoordinatorTimer("other:1")).toBeUndefined();
+  });
+
+  it("the threshold strategy allocates each new shard to the region with the fewest shards", () => {
+    const d = new Driver({ strategy: thresholdStrategy() });
+    d.setup(["a", "b", "c"]);
+    const homes = ["1", "2", "3", "4"].map((s) =>
+      homeOf(d.sends(d.feed({ type: "get-shard-home", shard: s, from: "C" }), "shard-home")),
+    );
+    expect(homes).toEqual(["A", "B", "C", "A"]);
   });
 
   it("consistent hashing places shards on the same region whoever asks", () => {

@@ -6,6 +6,8 @@
  * The machine's scripts and properties cover them in context; these pin each rule.
  */
 import { describe, expect, it } from "vitest";
+import type { CoordinatorMember } from "../../../src/core/coordinator/coordinator-io.js";
+import { CoordinatorMembership } from "../../../src/core/coordinator/coordinator-membership.js";
 import { HandOffTracker } from "../../../src/core/coordinator/hand-off-tracker.js";
 import { type PendingEvent, PersistQueue } from "../../../src/core/coordinator/persist-queue.js";
 import { WaitingRequests } from "../../../src/core/coordinator/waiting-requests.js";
@@ -223,5 +225,128 @@ describe("WaitingRequests", () => {
     expect(w.take("s1")).toEqual(["B"]);
     w.removeRequester("Z");
     expect(w.shards()).toEqual(["s3"]);
+  });
+});
+
+describe("CoordinatorMembership", () => {
+  const m = (
+    uniqueAddress: string,
+    status: CoordinatorMember["status"],
+    roles: string[] = ["shard"],
+    reachable = true,
+  ): CoordinatorMember => ({
+    uniqueAddress,
+    address: uniqueAddress,
+    status,
+    appVersion: "1.0.0",
+    reachable,
+    roles,
+  });
+
+  it("knows nothing is gone before the first membership input", () => {
+    const c = new CoordinatorMembership(undefined);
+    expect(c.known).toBe(false);
+    expect(c.isGone("a")).toBe(false);
+    c.update([m("a", "up"), m("r", "removed")]);
+    expect(c.known).toBe(true);
+    expect(c.isGone("a")).toBe(false);
+    expect(c.isGone("r")).toBe(true);
+    expect(c.isGone("x")).toBe(true);
+    expect(c.get("a")?.status).toBe("up");
+    expect(c.get("x")).toBeUndefined();
+  });
+
+  it("replaces the whole membership on each input", () => {
+    const c = new CoordinatorMembership(undefined);
+    c.update([m("a", "up"), m("b", "up")]);
+    c.update([m("b", "leaving")]);
+    expect(c.get("a")).toBeUndefined();
+    expect(c.isGone("a")).toBe(true);
+    expect(c.get("b")?.status).toBe("leaving");
+  });
+
+  it("takes new shards only on an up and reachable member", () => {
+    const c = new CoordinatorMembership(undefined);
+    c.update([
+      m("up", "up"),
+      m("cut", "up", [], false),
+      m("leaving", "leaving"),
+      m("weakly", "weakly-up"),
+    ]);
+    expect(["up", "cut", "leaving", "weakly", "absent"].map((a) => c.canTakeNewShards(a))).toEqual([
+      true,
+      false,
+      false,
+      false,
+      false,
+    ]);
+  });
+
+  it("counts up .. exiting as alive", () => {
+    const c = new CoordinatorMembership(undefined);
+    const statuses: CoordinatorMember["status"][] = [
+      "joining",
+      "weakly-up",
+      "up",
+      "preparing-for-shutdown",
+      "ready-for-shutdown",
+      "leaving",
+      "exiting",
+      "down",
+      "removed",
+    ];
+    expect(statuses.filter((s) => c.isAlive(m("a", s)))).toEqual([
+      "up",
+      "preparing-for-shutdown",
+      "ready-for-shutdown",
+      "leaving",
+      "exiting",
+    ]);
+  });
+
+  it("members with the role that may run shards: alive or down, in input order", () => {
+    const c = new CoordinatorMembership("shard");
+    c.update([
+      m("d", "down"),
+      m("j", "joining"),
+      m("w", "weakly-up"),
+      m("u", "up"),
+      m("other", "up", ["web"]),
+      m("x", "exiting"),
+      m("r", "removed"),
+    ]);
+    expect(c.mayRunShards().map((x) => x.uniqueAddress)).toEqual(["d", "u", "x"]);
+    expect(c.hasRole(m("other", "up", ["web"]))).toBe(false);
+    expect(c.hasRole(m("u", "up", ["web", "shard"]))).toBe(true);
+    expect(new CoordinatorMembership(undefined).hasRole(m("any", "up", []))).toBe(true);
+  });
+
+  it("blocks rebalance on an unreachable, joining or weakly-up member with the role only", () => {
+    const facts = (members: CoordinatorMember[]) => {
+      const c = new CoordinatorMembership("shard");
+      c.update(members);
+      return c.rebalanceFacts();
+    };
+    expect(facts([m("a", "up"), m("b", "leaving")])).toEqual({
+      hasUnreachableMember: false,
+      hasJoiningMember: false,
+    });
+    expect(facts([m("a", "up"), m("b", "up", ["shard"], false)])).toEqual({
+      hasUnreachableMember: true,
+      hasJoiningMember: false,
+    });
+    expect(facts([m("a", "up"), m("b", "joining")])).toEqual({
+      hasUnreachableMember: false,
+      hasJoiningMember: true,
+    });
+    expect(facts([m("a", "up"), m("b", "weakly-up")])).toEqual({
+      hasUnreachableMember: false,
+      hasJoiningMember: true,
+    });
+    // members without the role do not count
+    expect(facts([m("a", "up"), m("b", "joining", ["web"], false)])).toEqual({
+      hasUnreachableMember: false,
+      hasJoiningMember: false,
+    });
   });
 });

@@ -9,6 +9,8 @@ import {
   downAllWhenUnstableMsOf,
   resolveSbrSettings,
 } from "../../../src/core/downing/sbr-settings.js";
+import type { MembershipInput } from "../../../src/core/membership/membership-machine.js";
+import { MembershipKind } from "../../../src/core/membership/membership-messages.js";
 import { MembershipWorld, TICK_MS } from "./membership-world.js";
 
 const downingKinds = (w: MembershipWorld) =>
@@ -79,6 +81,86 @@ describe("membership machine: joining", () => {
   });
 });
 
+describe("membership machine: read-only view", () => {
+  it("joins through seeds only once started with seed nodes, and starting again does nothing", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.add("a");
+    expect(w.machine("a").joinsThroughSeeds).toBe(false);
+    expect(w.feed("a", { type: "start" })).toContain("a: info formed a new cluster");
+    expect(w.machine("a").joinsThroughSeeds).toBe(true);
+    expect(w.feed("a", { type: "start" })).toEqual([]);
+    const noSeeds = new MembershipWorld();
+    noSeeds.add("a");
+    expect(noSeeds.feed("a", { type: "start" })).toEqual([]);
+    expect(noSeeds.machine("a").joinsThroughSeeds).toBe(false);
+  });
+
+  it("exposes one failure detector per monitored member", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    expect([...w.machine("a").failureDetectors.keys()]).toEqual([
+      "shardkit://sk@b:2552#2",
+      "shardkit://sk@c:2552#3",
+    ]);
+  });
+});
+
+describe("membership machine: commands", () => {
+  it("a join to its own address forms a cluster; to another port of its host it sends Join", () => {
+    const w = new MembershipWorld();
+    w.add("a");
+    expect(w.feed("a", { type: "join", to: { ...addressOfName("a"), port: 2553 } })).toEqual([
+      "a -> a Join",
+    ]);
+    expect(w.feed("a", { type: "join", to: addressOfName("a") })).toEqual([
+      "a: info formed a new cluster",
+      "a: member-joined a",
+      "a: leader-changed a",
+      "a: member-up a",
+    ]);
+  });
+
+  it("down once per member, none for an unknown node; the next broadcast skips the down member", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    expect(w.feed("a", { type: "down", host: "c", port: 2552 })).toEqual(["a: member-downed c"]);
+    expect(w.feed("a", { type: "down", host: "c", port: 2552 })).toEqual([]);
+    expect(w.feed("a", { type: "down", host: "zz", port: 2552 })).toEqual([]);
+    expect(w.feed("a", { type: "leave", host: "zz", port: 2552 })).toEqual([]);
+    expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b Gossip"]);
+  });
+
+  it("exiting-completed without exiting tasks running changes nothing, held or not", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    expect(w.feed("a", { type: "exiting-completed" })).toEqual([]);
+    w.feed("a", { type: "hold-removal-until-exiting-completed" });
+    expect(w.feed("a", { type: "exiting-completed" })).toEqual([]);
+    // nothing changed, so nothing is broadcast
+    expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b GossipStatus"]);
+  });
+
+  it("the leader counts a leaver's ExitingConfirmed until it removes it", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    const a = w.machine("a");
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    const seen: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      w.run(TICK_MS);
+      seen.push(
+        a
+          .exitingConfirmedIn(a.state)
+          .map((u) => u.address.host)
+          .join(","),
+      );
+    }
+    expect(seen).toContain("b");
+    expect(seen.at(-1)).toBe("");
+    expect(a.exitingConfirmedIn(w.machine("c").state)).toEqual([]);
+  });
+});
+
 function addressOfName(name: string) {
   return { protocol: "shardkit", system: "sk", host: name, port: 2552 };
 }
@@ -110,6 +192,9 @@ describe("membership machine: split brain resolver", () => {
     // b is no leader: it only learns the decision; the leader removes c and quarantines it
     expect(w.trace.filter((l) => l.startsWith("b: DOWN"))).toEqual([]);
     expect(w.trace).toContain("a: quarantine c");
+    // a downed member is quarantined at once and stops with a warning (it did not leave)
+    expect(w.trace).not.toContain("a: quarantine c after 5000");
+    expect(w.trace).toContain("c: warn removed from the cluster; stopping");
     expect(w.trace).toContain("a: member-removed c (was down)");
     expect(w.view("a")).toBe("a=up b=up");
   });
@@ -311,6 +396,33 @@ describe("membership machine: leave", () => {
     expect(w.trace).toContain("a: member-removed b (was exiting)");
   });
 
+  it("a leaving member confirms exiting to the leader only, stops as one that left, and is quarantined after the delay", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    const from = w.trace.length;
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    w.run(30_000);
+    const lines = noGossip(w.trace.slice(from));
+    expect(lines).toEqual([
+      "b: member-left b",
+      "a: member-left b",
+      "c: member-left b",
+      "a: member-exited b",
+      "b: member-exited b",
+      "b -> a ExitingConfirmed",
+      "c: member-exited b",
+      "b -> a ExitingConfirmed",
+      // a graceful leaver is quarantined only after quarantineRemovedNodeAfterMs (5 s)
+      "a: quarantine b after 5000",
+      "a: member-removed b (was exiting)",
+      "b -> a ExitingConfirmed",
+      "b: info left the cluster; stopping",
+      "b: self-removed (the cluster removed this member)",
+      "c: quarantine b after 5000",
+      "c: member-removed b (was exiting)",
+    ]);
+  });
+
   it("a leaving member that holds its removal is removed only after its exiting tasks completed", () => {
     const w = new MembershipWorld({ seeds: ["a"] });
     w.formCluster(["a", "b", "c"]);
@@ -333,6 +445,41 @@ describe("membership machine: leave", () => {
     expect(w.view("a")).toBe("a=up b=joining");
     w.feed("a", { type: "leave", host: "b", port: 2552 });
     expect(w.statusOf("a", "b")).toBe("leaving");
+  });
+});
+
+describe("membership machine: a removed member that talks again", () => {
+  it("is sent the gossip with its tombstone and stops", () => {
+    const w = new MembershipWorld({ seeds: ["a"], downing: { stableAfterMs: 5000 } });
+    w.formCluster(["a", "b", "c"]);
+    w.pause("c");
+    w.run(30_000);
+    expect(w.view("a")).toBe("a=up b=up");
+    w.resume("c");
+    const lines = w.run(1000);
+    expect(lines.slice(lines.indexOf("c -> a GossipStatus"))).toEqual([
+      "c -> a GossipStatus",
+      "a -> c Gossip",
+      "c: warn removed from the cluster; stopping",
+      "c: self-removed (the cluster removed this member)",
+    ]);
+  });
+
+  it("is told at most once per gossip interval", () => {
+    const w = new MembershipWorld({ seeds: ["a"], downing: { stableAfterMs: 5000 } });
+    w.formCluster(["a", "b", "c"]);
+    const c = w.machine("c").state.selfUniqueAddress;
+    w.pause("c");
+    w.run(30_000);
+    const status: MembershipInput = {
+      type: "received",
+      from: c,
+      message: { kind: MembershipKind.GossipStatus, version: [], seenDigest: 0 },
+    };
+    expect(w.feed("a", status)).toEqual(["a -> c Gossip"]);
+    expect(w.feed("a", status)).toEqual([]);
+    w.run(TICK_MS);
+    expect(w.feed("a", status)).toEqual(["a -> c Gossip"]);
   });
 });
 

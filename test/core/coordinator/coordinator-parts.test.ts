@@ -11,6 +11,7 @@ import { CoordinatorMembership } from "../../../src/core/coordinator/coordinator
 import { HandOffTracker } from "../../../src/core/coordinator/hand-off-tracker.js";
 import { type PendingEvent, PersistQueue } from "../../../src/core/coordinator/persist-queue.js";
 import { WaitingRequests } from "../../../src/core/coordinator/waiting-requests.js";
+import { MEMBER_STATUSES } from "../../../src/core/membership/member-status.js";
 
 describe("HandOffTracker", () => {
   it("starts attempts with fresh ids in phase begin, waiting for every recipient", () => {
@@ -284,18 +285,7 @@ describe("CoordinatorMembership", () => {
 
   it("counts up .. exiting as alive", () => {
     const c = new CoordinatorMembership(undefined);
-    const statuses: CoordinatorMember["status"][] = [
-      "joining",
-      "weakly-up",
-      "up",
-      "preparing-for-shutdown",
-      "ready-for-shutdown",
-      "leaving",
-      "exiting",
-      "down",
-      "removed",
-    ];
-    expect(statuses.filter((s) => c.isAlive(m("a", s)))).toEqual([
+    expect(MEMBER_STATUSES.filter((s) => c.isAlive(m("a", s)))).toEqual([
       "up",
       "preparing-for-shutdown",
       "ready-for-shutdown",

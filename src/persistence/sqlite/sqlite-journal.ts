@@ -14,6 +14,10 @@
  * (Per-append savepoints would do the same but cost ~8 µs per append, more than the
  * insert itself.)
  *
+ * Lock waits: a batch (and every other statement) that finds another connection's write
+ * lock taken is retried on a timer (sqlite-busy.ts), so a paused process holding the lock
+ * delays appends but does not stall this process's event loop.
+ *
  * Fencing: an append with a fence first reads the newest token of its key (`<p>fence`)
  * in the same transaction; an older token gets FencedWriteError and nothing is written,
  * else the token is recorded together with the events.
@@ -42,7 +46,9 @@ import {
   readLimit,
 } from "../persistence-input.js";
 import { type JournalSettings, resolveJournalSettings } from "../persistence-settings.js";
+import { type BusyWait, untilUnlocked, whenUnlocked } from "./sqlite-busy.js";
 import { asBuffer, asBytes, type SqliteTables } from "./sqlite-schema.js";
+import { defaultSqliteSettings } from "./sqlite-settings.js";
 
 interface EventRow {
   sequence_nr: number;
@@ -54,6 +60,8 @@ interface EventRow {
 
 export interface SqliteJournalOptions {
   readonly journal?: Partial<JournalSettings>;
+  /** How to wait for another connection's write lock (default: the SQLite defaults). */
+  readonly busy?: BusyWait;
 }
 
 /** Journal on one SQLite connection with group commit (see the module comment). */
@@ -64,10 +72,12 @@ export class SqliteJournal implements Journal {
   private readonly writeBatch: (batch: readonly PendingAppend[], out: AppendOutcome[]) => void;
   private readonly deleteTx: (persistenceId: string, toSeqNr: number) => void;
   private readonly fenceTx: (fence: WriteFence) => void;
+  private readonly busy: BusyWait;
 
   /** `db` must have the schema (see `migrateSqlite`); the journal does not close it. */
   constructor(db: Database.Database, tables: SqliteTables, options: SqliteJournalOptions = {}) {
     this.settings = resolveJournalSettings(options.journal);
+    this.busy = options.busy ?? defaultSqliteSettings;
     this.stmts = prepareStatements(db, tables);
     this.writeBatch = db.transaction((batch, out) => this.writeAll(batch, out)).immediate;
     this.deleteTx = db.transaction((id: string, toSeqNr: number) => {
@@ -102,7 +112,7 @@ export class SqliteJournal implements Journal {
   async advanceFence(fence: WriteFence): Promise<void> {
     checkFenceInput(fence);
     try {
-      this.fenceTx(fence);
+      await untilUnlocked(() => this.fenceTx(fence), this.busy);
     } catch (error) {
       if (error instanceof FencedWriteError) throw error;
       throw new PersistenceStoreError("advanceFence", fence.key, error);
@@ -124,7 +134,10 @@ export class SqliteJournal implements Journal {
     if (limit === 0 || toSeqNr < fromSeqNr) return [];
     let rows: EventRow[];
     try {
-      rows = this.stmts.read.all(persistenceId, fromSeqNr, toSeqNr, limit);
+      rows = await untilUnlocked(
+        () => this.stmts.read.all(persistenceId, fromSeqNr, toSeqNr, limit),
+        this.busy,
+      );
     } catch (error) {
       throw new PersistenceStoreError("read", persistenceId, error);
     }
@@ -141,7 +154,7 @@ export class SqliteJournal implements Journal {
   async highestSequenceNr(persistenceId: string): Promise<number> {
     assertPersistenceId(persistenceId);
     try {
-      return this.highest(persistenceId);
+      return await untilUnlocked(() => this.highest(persistenceId), this.busy);
     } catch (error) {
       throw new PersistenceStoreError("highestSequenceNr", persistenceId, error);
     }
@@ -151,7 +164,7 @@ export class SqliteJournal implements Journal {
     assertPersistenceId(persistenceId);
     assertSeqNr(toSeqNr, "toSeqNr", 0);
     try {
-      this.deleteTx(persistenceId, toSeqNr);
+      await untilUnlocked(() => this.deleteTx(persistenceId, toSeqNr), this.busy);
     } catch (error) {
       throw new PersistenceStoreError("deleteTo", persistenceId, error);
     }
@@ -170,7 +183,12 @@ export class SqliteJournal implements Journal {
     return this.stmts.highest.get(persistenceId, persistenceId) as number;
   }
 
-  private commit(batch: readonly PendingAppend[]): AppendOutcome[] {
+  /** Writes a batch now, or later when another connection holds the write lock. */
+  private commit(batch: readonly PendingAppend[]): AppendOutcome[] | Promise<AppendOutcome[]> {
+    return whenUnlocked(() => this.commitNow(batch), this.busy);
+  }
+
+  private commitNow(batch: readonly PendingAppend[]): AppendOutcome[] {
     const out: AppendOutcome[] = new Array(batch.length).fill(undefined);
     try {
       this.writeBatch(batch, out);
@@ -178,6 +196,7 @@ export class SqliteJournal implements Journal {
     } catch (error) {
       // The whole transaction was rolled back; find the offender one append at a time.
       if (isConstraintViolation(error) && batch.length > 1) return this.writeEach(batch);
+      // SQLITE_BUSY included: whenUnlocked retries the whole batch
       throw error;
     }
   }

@@ -14,13 +14,28 @@
  * shortens the holding), so renewals do not stall the event loop on an fsync each; a
  * new acquisition, which increments the token, commits at the connection's own level.
  *
+ * Lock waits: an acquisition that finds another connection's write lock taken is retried
+ * on a timer (sqlite-busy.ts) rather than blocking the event loop; it fails with
+ * LeaseUnavailableError after busyTimeoutMs. The expiry is computed when the transaction
+ * finally runs, so a late renewal only makes the store's expiry later than the shard's own
+ * deadline, never earlier.
+ *
  * Tokens: a new acquisition (no row, an expired or released row, another owner's expired
  * row) sets token = previous token + 1; a renewal by the holder keeps it. A release only
  * expires the row (the token stays, so tokens never repeat).
  */
 import type Database from "better-sqlite3";
 import { type LeaseStore, LeaseUnavailableError } from "../../ports/lease.js";
+import { type BusyWait, untilUnlocked } from "./sqlite-busy.js";
 import type { SqliteTables } from "./sqlite-schema.js";
+import { defaultSqliteSettings } from "./sqlite-settings.js";
+
+export interface SqliteLeaseStoreOptions {
+  /** How to wait for another connection's write lock (default: the SQLite defaults). */
+  readonly busy?: BusyWait;
+  /** The wall clock in ms (default Date.now; tests may pass their own). */
+  readonly now?: () => number;
+}
 
 interface LeaseRow {
   owner: string;
@@ -36,14 +51,13 @@ export class SqliteLeaseStore implements LeaseStore {
   private readonly db: Database.Database;
   /** The connection's synchronous level (restored after a renewal). */
   private readonly synchronous: number;
+  private readonly busy: BusyWait;
+  private readonly now: () => number;
 
-  /** `now` is the wall clock in ms (default Date.now; tests may pass their own). */
-  constructor(
-    db: Database.Database,
-    tables: SqliteTables,
-    private readonly now: () => number = Date.now,
-  ) {
+  constructor(db: Database.Database, tables: SqliteTables, options: SqliteLeaseStoreOptions = {}) {
     this.db = db;
+    this.busy = options.busy ?? defaultSqliteSettings;
+    this.now = options.now ?? Date.now;
     this.synchronous = Number(db.pragma("synchronous", { simple: true }));
     const t = tables.lease;
     this.getRow = db.prepare<[string], LeaseRow>(
@@ -73,22 +87,29 @@ export class SqliteLeaseStore implements LeaseStore {
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<number | undefined> {
-    let renewal = false;
     try {
-      const row = this.getRow.get(name);
-      renewal = row !== undefined && row.owner === owner && row.expires_at_ms > this.now();
-      if (renewal) this.db.pragma("synchronous = NORMAL");
-      return this.acquireTx(name, owner, ttlMs);
+      return await untilUnlocked(() => this.acquireNow(name, owner, ttlMs), this.busy);
     } catch (error) {
       throw new LeaseUnavailableError(name, owner, String(error));
+    }
+  }
+
+  /** One attempt; the synchronous level is switched and restored within it. */
+  private acquireNow(name: string, owner: string, ttlMs: number): number | undefined {
+    const row = this.getRow.get(name);
+    const renewal = row !== undefined && row.owner === owner && row.expires_at_ms > this.now();
+    if (!renewal) return this.acquireTx(name, owner, ttlMs);
+    this.db.pragma("synchronous = NORMAL");
+    try {
+      return this.acquireTx(name, owner, ttlMs);
     } finally {
-      if (renewal) this.db.pragma(`synchronous = ${this.synchronous}`);
+      this.db.pragma(`synchronous = ${this.synchronous}`);
     }
   }
 
   async releaseLease(name: string, owner: string): Promise<boolean> {
     try {
-      return this.releaseTx(name, owner);
+      return await untilUnlocked(() => this.releaseTx(name, owner), this.busy);
     } catch (error) {
       throw new LeaseUnavailableError(name, owner, String(error));
     }

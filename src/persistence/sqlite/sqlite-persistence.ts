@@ -48,13 +48,16 @@ export function sqlitePersistence(options: SqlitePersistenceOptions): SqlitePers
     db.pragma(`synchronous = ${settings.synchronous.toUpperCase()}`);
     db.pragma(`wal_autocheckpoint = ${settings.walAutocheckpointPages}`);
     const tables = migrateSqlite(db, settings.tablePrefix);
-    const j = new SqliteJournal(db, tables, { journal });
-    const s = new SqliteSnapshotStore(db, tables, { snapshot });
+    // From here on a statement blocks for the lock only briefly; the stores retry on a
+    // timer (sqlite-busy.ts).
+    db.pragma(`busy_timeout = ${settings.busyBlockMs}`);
+    const j = new SqliteJournal(db, tables, { journal, busy: settings });
+    const s = new SqliteSnapshotStore(db, tables, { snapshot, busy: settings });
     let closing: Promise<void> | undefined;
     return {
       journal: j,
       snapshots: s,
-      leases: new SqliteLeaseStore(db, tables),
+      leases: new SqliteLeaseStore(db, tables, { busy: settings }),
       settings,
       db,
       close: () => {

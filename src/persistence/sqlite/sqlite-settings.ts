@@ -6,6 +6,11 @@
  * one fsync per batch, not per event. Checkpoints (copying the WAL into the database
  * file) run inside a commit and stall it; walAutocheckpointPages trades their frequency
  * against their length (10 000 pages measured ~1.5x the throughput of SQLite's 1 000).
+ *
+ * Lock waits: a write that finds another connection's write lock taken blocks the event
+ * loop for at most busyBlockMs, then waits on a timer and retries, up to busyTimeoutMs in
+ * all (see sqlite-busy.ts): a process paused inside a transaction must not stall every
+ * other member's event loop.
  */
 import { int, oneOf, type RulesOf, resolveSettings } from "../../base/settings.js";
 import { DEFAULT_TABLE_PREFIX, validateTablePrefix } from "../persistence-settings.js";
@@ -13,8 +18,19 @@ import { DEFAULT_TABLE_PREFIX, validateTablePrefix } from "../persistence-settin
 export interface SqliteSettings {
   /** Prefix of every table name. */
   readonly tablePrefix: string;
-  /** How long a write waits for another connection's lock before failing. */
+  /**
+   * How long, in all, a write waits for another connection's write lock before it fails
+   * (the wait yields to the event loop; see busyBlockMs). Also the synchronous wait of
+   * the schema migration when the file is opened.
+   */
   readonly busyTimeoutMs: number;
+  /**
+   * How long one attempt may block the event loop waiting for the lock (SQLite's busy
+   * timeout on the connection); after it the write retries on a timer. 0: never block.
+   */
+  readonly busyBlockMs: number;
+  /** Cap of the delay between two attempts (the delay doubles from 1 ms). */
+  readonly busyRetryDelayMaxMs: number;
   /** SQLite's `synchronous` pragma in WAL mode (see the module comment). */
   readonly synchronous: "full" | "normal";
   /**
@@ -27,6 +43,8 @@ export interface SqliteSettings {
 export const defaultSqliteSettings: SqliteSettings = Object.freeze({
   tablePrefix: DEFAULT_TABLE_PREFIX,
   busyTimeoutMs: 5_000,
+  busyBlockMs: 10,
+  busyRetryDelayMaxMs: 50,
   synchronous: "full",
   walAutocheckpointPages: 10_000,
 });
@@ -34,6 +52,8 @@ export const defaultSqliteSettings: SqliteSettings = Object.freeze({
 const rules: RulesOf<SqliteSettings> = {
   tablePrefix: (key, value) => validateTablePrefix(value, key),
   busyTimeoutMs: int(0, 600_000),
+  busyBlockMs: int(0, 600_000),
+  busyRetryDelayMaxMs: int(1, 60_000),
   synchronous: oneOf("full", "normal"),
   walAutocheckpointPages: int(100, 10_000_000),
 };

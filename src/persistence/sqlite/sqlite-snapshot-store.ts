@@ -1,7 +1,8 @@
 /**
  * SnapshotStore on SQLite: one row per (persistence_id, sequence_nr), saved with an
  * upsert so saving again at a sequence number replaces the snapshot. Snapshots are
- * rare and large, so they are written directly (no group commit).
+ * rare and large, so they are written directly (no group commit). A statement that finds
+ * another connection's write lock taken is retried on a timer (sqlite-busy.ts).
  */
 import type Database from "better-sqlite3";
 import { PersistenceStoreError } from "../../ports/journal.js";
@@ -18,7 +19,9 @@ import {
   snapshotBounds,
 } from "../persistence-input.js";
 import { resolveSnapshotSettings, type SnapshotSettings } from "../persistence-settings.js";
+import { type BusyWait, untilUnlocked } from "./sqlite-busy.js";
 import { asBuffer, asBytes, type SqliteTables } from "./sqlite-schema.js";
+import { defaultSqliteSettings } from "./sqlite-settings.js";
 
 interface SnapshotRow {
   sequence_nr: number;
@@ -29,6 +32,8 @@ interface SnapshotRow {
 
 export interface SqliteSnapshotStoreOptions {
   readonly snapshot?: Partial<SnapshotSettings>;
+  /** How to wait for another connection's write lock (default: the SQLite defaults). */
+  readonly busy?: BusyWait;
 }
 
 const MATCH = `persistence_id = @id AND sequence_nr BETWEEN @minSeqNr AND @maxSeqNr
@@ -40,6 +45,7 @@ export class SqliteSnapshotStore implements SnapshotStore {
   private readonly upsert: Database.Statement;
   private readonly latest: Database.Statement<[SnapshotBounds & { id: string }], SnapshotRow>;
   private readonly remove: Database.Statement<[SnapshotBounds & { id: string }]>;
+  private readonly busy: BusyWait;
 
   /** `db` must have the schema (see `migrateSqlite`); the store does not close it. */
   constructor(
@@ -48,6 +54,7 @@ export class SqliteSnapshotStore implements SnapshotStore {
     options: SqliteSnapshotStoreOptions = {},
   ) {
     this.settings = resolveSnapshotSettings(options.snapshot);
+    this.busy = options.busy ?? defaultSqliteSettings;
     const s = tables.snapshot;
     this.upsert = db.prepare(
       `INSERT INTO ${s} (persistence_id, sequence_nr, timestamp_ms, serializer_id, payload)
@@ -70,12 +77,10 @@ export class SqliteSnapshotStore implements SnapshotStore {
   ): Promise<void> {
     checkSnapshot(persistenceId, sequenceNr, timestampMs, snapshot, this.settings);
     try {
-      this.upsert.run(
-        persistenceId,
-        sequenceNr,
-        timestampMs,
-        snapshot.serializerId,
-        asBuffer(snapshot.bytes),
+      const bytes = asBuffer(snapshot.bytes);
+      await untilUnlocked(
+        () => this.upsert.run(persistenceId, sequenceNr, timestampMs, snapshot.serializerId, bytes),
+        this.busy,
       );
     } catch (error) {
       throw new PersistenceStoreError("saveSnapshot", persistenceId, error);
@@ -89,7 +94,8 @@ export class SqliteSnapshotStore implements SnapshotStore {
     assertPersistenceId(persistenceId);
     let row: SnapshotRow | undefined;
     try {
-      row = this.latest.get({ id: persistenceId, ...snapshotBounds(criteria) });
+      const bounds = { id: persistenceId, ...snapshotBounds(criteria) };
+      row = await untilUnlocked(() => this.latest.get(bounds), this.busy);
     } catch (error) {
       throw new PersistenceStoreError("loadSnapshot", persistenceId, error);
     }
@@ -106,7 +112,8 @@ export class SqliteSnapshotStore implements SnapshotStore {
   async deleteUpTo(persistenceId: string, criteria: SnapshotCriteria): Promise<void> {
     assertPersistenceId(persistenceId);
     try {
-      this.remove.run({ id: persistenceId, ...snapshotBounds(criteria) });
+      const bounds = { id: persistenceId, ...snapshotBounds(criteria) };
+      await untilUnlocked(() => this.remove.run(bounds), this.busy);
     } catch (error) {
       throw new PersistenceStoreError("deleteSnapshots", persistenceId, error);
     }

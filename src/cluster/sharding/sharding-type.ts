@@ -462,8 +462,10 @@ export function startShardingType(
         name: singletonName,
         role: coordinatorRole,
         // a new coordinator rebuilds its table from the live regions: it must not start
-        // before the downed side has stopped the shards it ran (see shardRemovalMarginOf)
-        settings: { removalMarginMs: spec.removalMarginMs },
+        // before the downed side has stopped the shards it ran (see shardRemovalMarginOf).
+        // With shard leases that is the leases' job (a new home cannot start a shard the
+        // downed side may still run), so the coordinator moves right after the removal.
+        settings: { removalMarginMs: spec.lease === undefined ? spec.removalMarginMs : 0 },
         behavior: coordinatorBehavior({
           typeName: name,
           cluster,

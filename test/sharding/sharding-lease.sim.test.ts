@@ -21,16 +21,20 @@
  *   leases, checked by hand for seed 1: 41 violations, the islands run the same
  *   entities at once.)
  *
- * - L5 the coordinator's member crashes (kill -9): the coordinator singleton moves right
- *   after the member's removal, without the removal margin (with shard leases the leases
- *   keep a shard from running twice), and every entity answers again well within the
- *   margin after the removal; the oracle never fires.
+ * - L5 the coordinator's member crashes (kill -9), with the default stableAfterMs (20 s):
+ *   the coordinator singleton, which holds a lease of its own, moves to the oldest
+ *   reachable member once that lease expired, before the split brain resolver downed
+ *   the crashed member, and every entity answers again within 8 s; the oracle never fires.
+ * - L6 the coordinator's member is cut off from the cluster but still reaches the lease
+ *   store: it keeps renewing, so no other member holds the coordinator's lease while the
+ *   survivors still see it up; once downed it stops, and everything answers again.
  *
  * Replay: SHARDKIT_SIM_SEEDS=<seed> npx vitest run test/sharding/sharding-lease.sim.test.ts
  */
 import { describe, expect, it } from "vitest";
+import type { ActorRef } from "../../src/actor/index.js";
 import { type ClusterNode, ClusterSharding } from "../../src/api/index.js";
-import { shardRemovalMarginOf } from "../../src/cluster/sharding/sharding-type.js";
+import { coordinatorLeaseName } from "../../src/cluster/sharding/coordinator-lease.js";
 import { uniqueAddressToString } from "../../src/core/membership/unique-address.js";
 import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
 import { MemoryLeaseStore } from "../../src/persistence/memory/memory-lease.js";
@@ -68,7 +72,9 @@ async function leaseCluster(
   nodes: Map<string, ClusterNode>;
   where: string;
 }> {
-  const { world, network, oracle } = simSharding(seed);
+  const { world, network, oracle } = simSharding(seed, {
+    logLevel: (process.env.SHARDKIT_SIM_LOG ?? "off") as "off",
+  });
   const store = new MemoryLeaseStore({ now: () => world.now });
   const leases: SimLeases = {
     store,
@@ -252,27 +258,79 @@ describe.each(simSeeds([1, 2, 3]))("shard leases (seed %i)", (seed) => {
     oracle.assertNoViolations();
   }, 120_000);
 
-  it("L5: the coordinator's member crashes: the coordinator moves without the removal margin and every entity answers again well within it", async () => {
-    const { world, network, oracle, nodes, where } = await leaseCluster(seed);
+  it("L5: the coordinator's member crashes: the coordinator moves once its lease expired, before the member is removed, and every entity answers again", async () => {
+    // the default stableAfterMs (20 s): the split brain resolver takes its time
+    const { world, network, oracle, leases, nodes, where } = await leaseCluster(seed, undefined, {
+      stableAfterMs: 20_000,
+    });
     const a = nodes.get("a") as ClusterNode; // the oldest: it runs the coordinator
     const b = nodes.get("b") as ClusterNode;
     tellAll(b);
     await world.advance(3_000);
+    const lease = coordinatorLeaseName(CounterKey.name);
+    expect(leases.store.holderOf(lease), where).toMatch(/@a:/);
     const aAddress = uniqueAddressToString(a.cluster.membershipState.selfUniqueAddress);
     await crashNode(world, network, oracle, "a");
     const crashedAt = world.now;
-    const aIsMember = () =>
-      b.cluster.state.members.some((m) => uniqueAddressToString(m.uniqueAddress) === aAddress);
-    expect(await world.runUntil(() => !aIsMember(), 60_000), `${where}: a removed`).toBe(true);
-    const removedAt = world.now;
-    await everyEntityAnswers(world, b, where);
-    const answeredAt = world.now;
-    const margin = shardRemovalMarginOf(b.cluster);
-    console.log(
-      `L5 seed ${seed}: a removed ${Math.round(removedAt - crashedAt)} ms after the crash; every entity answered ${Math.round(answeredAt - removedAt)} ms after the removal (margin ${margin} ms)`,
+    // every entity probed at once, every 500 ms, each ask with a 1 s timeout, so an ask
+    // lost to the crashed member costs little
+    const waiting = new Set(ids);
+    const sharding = ClusterSharding.get(b);
+    for (let t = 0; t < 30_000 && waiting.size > 0; t += 500) {
+      for (const id of waiting)
+        sharding
+          .entityRefFor(CounterKey, id)
+          .ask((replyTo: ActorRef<{ node: string }>) => ({ type: "get", replyTo }), {
+            timeoutMs: 1_000,
+          })
+          .then(
+            (r) => {
+              if (r.node !== "a") waiting.delete(id);
+            },
+            () => undefined,
+          );
+      await world.advance(500);
+    }
+    expect([...waiting], `${where}: entities that never answered`).toEqual([]);
+    const answeredMs = world.now - crashedAt;
+    const aStillMember = b.cluster.state.members.some(
+      (m) => uniqueAddressToString(m.uniqueAddress) === aAddress,
     );
-    // before, the coordinator singleton waited the whole margin after the removal
-    expect(answeredAt - removedAt, where).toBeLessThan(margin);
+    console.log(
+      `L5 seed ${seed}: every entity answered ${Math.round(answeredMs)} ms after the coordinator's member crashed (a still a member: ${aStillMember})`,
+    );
+    expect(leases.store.holderOf(lease), where).toMatch(/@b:/);
+    // before, the coordinator waited for the removal (stableAfterMs 20 s) and its margin
+    expect(aStillMember, `${where}: answered only after a's removal`).toBe(true);
+    expect(answeredMs, where).toBeLessThan(8_000);
+    oracle.assertNoViolations();
+  }, 120_000);
+
+  it("L6: the coordinator's member is cut off from the cluster but not from the lease store: no second coordinator until it is downed; then everything answers", async () => {
+    const { world, network, oracle, leases, nodes, where } = await leaseCluster(seed);
+    const a = nodes.get("a") as ClusterNode;
+    const b = nodes.get("b") as ClusterNode;
+    tellAll(b);
+    await world.advance(3_000);
+    const lease = coordinatorLeaseName(CounterKey.name);
+    network.partition(["a"], ["b", "c"]);
+    const aStatus = () =>
+      b.cluster.state.members.find((m) => m.uniqueAddress.address.host === "a")?.status;
+    const holders = new Set<string>();
+    for (let t = 0; t < 30_000 && aStatus() === "up"; t += 250) {
+      await world.advance(250);
+      holders.add(leases.store.holderOf(lease)?.replace(/.*@([a-z]+):.*/, "$1") ?? "-");
+    }
+    expect(aStatus(), `${where}: a downed by the survivors`).not.toBe("up");
+    // while a was up in the survivors' view it kept renewing: nobody else held the lease
+    expect(
+      [...holders].filter((h) => h !== "a" && h !== "-"),
+      where,
+    ).toEqual([]);
+    network.heal();
+    await everyEntityAnswers(world, b, where);
+    expect(leases.store.holderOf(lease) ?? "", where).not.toMatch(/@a:/);
+    expect(a.cluster.selfMember?.status === "up", `${where}: a still up`).toBe(false);
     oracle.assertNoViolations();
   }, 120_000);
 });

@@ -543,6 +543,12 @@ class RegionDriver {
     for (const region of regions)
       if (splitActorId(region)?.node === node)
         this.driver.feed({ type: "region-terminated", region });
+    // The coordinator there is gone too (with shard leases: it may be, and its singleton
+    // moves to a reachable member once its lease expired): look for it again now rather
+    // than when the watch fires.
+    const coordinator = this.coordinator;
+    if (coordinator !== undefined && splitActorId(coordinator)?.node === node)
+      this.onCoordinatorGone(coordinator);
   }
 
   private onCoordinatorIs(id: string): void {

@@ -45,6 +45,7 @@ import type { Cluster } from "../membership/cluster.js";
 import { ClusterSingleton, type SingletonHost } from "../singleton/cluster-singleton.js";
 import type { ShardAllocationStrategy } from "./async-strategy.js";
 import { coordinatorBehavior } from "./coordinator-actor.js";
+import { CoordinatorLease, coordinatorLeaseName } from "./coordinator-lease.js";
 import { type CoordinatorStore, JournalCoordinatorStore } from "./coordinator-store.js";
 import {
   DDataCoordinatorStore,
@@ -456,16 +457,38 @@ export function startShardingType(
   const stores = withDDataStores(host, spec);
   const member = uniqueAddressToString(cluster.self);
   const lifecycle = bindShardLifecycle(spec.lifecycle, name, member);
+  // With shard leases the coordinator singleton holds a lease of its own in the same store
+  // and moves as soon as its member is unreachable and that lease expired (lease-guarded
+  // take-over, docs/sharding.md "Leases and fencing"); every proxy follows it there.
+  const leased = spec.lease;
+  const proxySettings = leased === undefined ? undefined : { skipUnreachable: true };
   const coordinator = spec.proxyOnly
-    ? ClusterSingleton.proxy<ShardingMsg>(host, singletonName, coordinatorRole)
+    ? ClusterSingleton.proxy<ShardingMsg>(host, singletonName, coordinatorRole, proxySettings)
     : ClusterSingleton.init<ShardingMsg>(host, {
         name: singletonName,
         role: coordinatorRole,
         // a new coordinator rebuilds its table from the live regions: it must not start
         // before the downed side has stopped the shards it ran (see shardRemovalMarginOf).
         // With shard leases that is the leases' job (a new home cannot start a shard the
-        // downed side may still run), so the coordinator moves right after the removal.
-        settings: { removalMarginMs: spec.lease === undefined ? spec.removalMarginMs : 0 },
+        // downed side may still run), so the coordinator needs no margin.
+        ...(leased === undefined
+          ? { settings: { removalMarginMs: spec.removalMarginMs } }
+          : {
+              settings: {
+                removalMarginMs: 0,
+                takeOverFromUnreachable: true,
+                leaseRetryIntervalMs: leased.settings.acquireRetryIntervalMs,
+              },
+              lease: new CoordinatorLease(
+                leased.store,
+                coordinatorLeaseName(name),
+                member,
+                leased.settings,
+                system.core.clock,
+                system.core.scheduler,
+              ),
+              proxySettings,
+            }),
         behavior: coordinatorBehavior({
           typeName: name,
           cluster,

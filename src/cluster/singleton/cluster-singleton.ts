@@ -225,7 +225,12 @@ class SingletonManagerDriver<M> {
   }
 
   private feedMembers(): void {
-    this.driver.feed({ type: "members", oldestFirst: this.host.cluster.state.members as Member[] });
+    const { members, unreachable } = this.host.cluster.state;
+    this.driver.feed({
+      type: "members",
+      oldestFirst: members as Member[],
+      unreachable: unreachable.map((m) => m.uniqueAddress),
+    });
   }
 
   private performers(): Performers<SingletonManagerOutput<unknown>> {
@@ -385,7 +390,12 @@ class SingletonProxyDriver {
   }
 
   private feedMembers(): void {
-    this.driver.feed({ type: "members", oldestFirst: this.host.cluster.state.members as Member[] });
+    const { members, unreachable } = this.host.cluster.state;
+    this.driver.feed({
+      type: "members",
+      oldestFirst: members as Member[],
+      unreachable: unreachable.map((m) => m.uniqueAddress),
+    });
   }
 
   private performers(): Performers<SingletonProxyOutput<unknown>> {

@@ -581,7 +581,7 @@ export class CoordinatorMachine {
 
   private maybeCompleteRecovery(): void {
     if (!this.recovering || !this.membership.known) return;
-    const unreported = this.unreportedMembers();
+    let unreported = this.unreportedMembers();
     for (const m of unreported) {
       // a member leaving gracefully hands its shards off first; a downed or unreachable
       // one may still run them
@@ -589,6 +589,11 @@ export class CoordinatorMachine {
       if (info !== undefined && (info.status === "down" || !info.reachable))
         this.recoveryUnreported.add(m);
     }
+    // Leased shards: an unreachable member is not waited for. The shards it may still run
+    // get new homes, which start them only once its leases expired or were released (a
+    // coordinator that moved because its own member became unreachable recovers at once).
+    if (this.settings.shardsLeased)
+      unreported = unreported.filter((m) => this.membership.get(m)?.reachable !== false);
     if (unreported.length > 0) return;
     if (this.recoveryMarginHolds()) return;
     this.recovering = false;

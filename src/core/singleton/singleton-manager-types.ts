@@ -79,6 +79,11 @@ export type SingletonManagerInput =
       readonly type: "members";
       readonly oldestFirst: readonly Member[];
       readonly removed?: readonly UniqueAddress[];
+      /**
+       * The members unreachable now (any observer); used only with
+       * `takeOverFromUnreachable` (singleton-settings.ts).
+       */
+      readonly unreachable?: readonly UniqueAddress[];
     }
   | SingletonMessageInput
   /** The instance started by `start-instance` has terminated (for whatever reason). */

@@ -23,11 +23,21 @@
  * - Take-over (older member downed): no conversation; the new oldest waits (TakeOver)
  *   until the downed member is removed and the removal margin has passed.
  * - Self downed, removed or shut down: the instance is stopped and the machine ends.
+ * - Lease-guarded take-over (`takeOverFromUnreachable`, only with a lease): an older
+ *   member that is unreachable or down is passed over, both as the oldest and as a
+ *   blocker, so the oldest reachable member goes straight to acquiring the lease. The
+ *   LEASE is then what keeps two instances apart: the old holder, if it still runs, keeps
+ *   renewing and the lease is refused; if it crashed or lost the store, its lease
+ *   expires (its own lease stops its instance before that) and the acquisition
+ *   succeeds. When an older member is reachable again, the holder stops its instance and
+ *   releases the lease (no conversation: the lease orders it), and the older member
+ *   acquires it.
  *
  * Why outputs instead of callbacks: the driver performs them in order on a real node or
  * in the simulator, and tests read them as a trace.
  */
 import { assert } from "../../base/assert.js";
+import { ConfigError } from "../../base/errors.js";
 import type { SingletonManagerMessage } from "../../protocol/singleton.js";
 import type { Member } from "../membership/member.js";
 import { DEFAULT_DATA_CENTER } from "../membership/member.js";
@@ -84,6 +94,10 @@ export class SingletonManagerMachine<StopMessage = unknown> {
   private current: SingletonManagerState = S.Start;
   /** Members in scope, oldest first (self included when listed). */
   private members: Member[] = [];
+  /** Unreachable members by node key (kept only with takeOverFromUnreachable). */
+  private unreachable = new Set<string>();
+  /** Lease refusals in this AcquiringLease episode (the first one is logged as a warning). */
+  private leaseRefusals = 0;
   /** Removed members whose removal margin has not passed yet, by node key. */
   private readonly pendingRemoval = new Map<string, Member>();
   /** Older members that answered HandOverDone, by node key. */
@@ -110,6 +124,12 @@ export class SingletonManagerMachine<StopMessage = unknown> {
 
   constructor(private readonly config: SingletonManagerConfig<StopMessage>) {
     this.settings = resolveSingletonManagerSettings(config.settings);
+    if (this.settings.takeOverFromUnreachable && !config.useLease)
+      throw new ConfigError(
+        "singleton.takeOverFromUnreachable",
+        true,
+        "only with a lease (the lease keeps two instances apart)",
+      );
     this.self = config.self;
     this.scope = { role: config.role, dataCenter: config.dataCenter ?? DEFAULT_DATA_CENTER };
   }
@@ -125,7 +145,7 @@ export class SingletonManagerMachine<StopMessage = unknown> {
       state: this.current,
       instance: this.instance,
       lease: this.lease,
-      oldest: oldestEligible(this.members)?.uniqueAddress,
+      oldest: this.oldest()?.uniqueAddress,
       timers: [...this.timers].sort(),
     };
   }
@@ -142,6 +162,8 @@ export class SingletonManagerMachine<StopMessage = unknown> {
   private dispatch(input: SingletonManagerInput): void {
     switch (input.type) {
       case "members":
+        if (this.settings.takeOverFromUnreachable)
+          this.unreachable = new Set((input.unreachable ?? []).map(key));
         this.onMembers(input.oldestFirst, input.removed ?? []);
         break;
       case "hand-over-to-me":
@@ -238,7 +260,9 @@ export class SingletonManagerMachine<StopMessage = unknown> {
         }
         return;
       case S.Oldest:
-        if (!this.selfIsOldest()) this.becomeWasOldest();
+        if (this.selfIsOldest()) return;
+        if (this.settings.takeOverFromUnreachable && this.selfEligible()) this.handBack();
+        else this.becomeWasOldest();
         return;
       case S.WasOldest:
         this.onWasOldestMembers();
@@ -250,8 +274,24 @@ export class SingletonManagerMachine<StopMessage = unknown> {
     }
   }
 
+  /** Where the instance belongs, as this node sees it (see the module comment). */
+  private oldest(): Member | undefined {
+    return oldestEligible(this.members, (m) => this.passedOver(m));
+  }
+
+  /**
+   * With the lease-guarded take-over: another member that is unreachable, down or
+   * removed. It neither counts as the oldest nor holds up the take-over.
+   */
+  private passedOver(m: Member): boolean {
+    if (!this.settings.takeOverFromUnreachable) return false;
+    const k = key(m.uniqueAddress);
+    if (k === key(this.self)) return false;
+    return this.unreachable.has(k) || m.status === "down" || this.pendingRemoval.has(k);
+  }
+
   private selfIsOldest(): boolean {
-    const oldest = oldestEligible(this.members);
+    const oldest = this.oldest();
     return oldest !== undefined && uniqueAddressEquals(oldest.uniqueAddress, this.self);
   }
 
@@ -260,7 +300,8 @@ export class SingletonManagerMachine<StopMessage = unknown> {
     const older = new Map<string, Member>();
     for (const m of [...this.members, ...this.pendingRemoval.values()]) {
       const k = key(m.uniqueAddress);
-      if (compareByAge(m, me) < 0 && !this.handedOver.has(k)) older.set(k, m);
+      if (compareByAge(m, me) < 0 && !this.handedOver.has(k) && !this.passedOver(m))
+        older.set(k, m);
     }
     return [...older.values()].sort(compareByAge);
   }
@@ -285,7 +326,7 @@ export class SingletonManagerMachine<StopMessage = unknown> {
   private decide(): void {
     const me = findNode(this.members, this.self);
     if (me === undefined) return; // Start: self not listed yet
-    const oldest = oldestEligible(this.members);
+    const oldest = this.oldest();
     if (!isEligible(me)) this.becomeEnd(`self is ${me.status}`);
     else if (oldest !== me) this.becomeYounger(oldest);
     else {
@@ -335,6 +376,7 @@ export class SingletonManagerMachine<StopMessage = unknown> {
       this.startInstance();
       return;
     }
+    if (this.current !== S.AcquiringLease) this.leaseRefusals = 0;
     this.setState(S.AcquiringLease);
     if (this.lease === "none") this.acquireLease(); // else an earlier request is still out
   }
@@ -411,7 +453,7 @@ export class SingletonManagerMachine<StopMessage = unknown> {
         return;
       }
       this.lease = "none";
-      this.log("warn", "lease not acquired; retrying");
+      this.log(this.leaseRefusals++ === 0 ? "warn" : "debug", "lease not acquired; retrying");
       this.startTimer(SingletonTimer.LeaseRetry, this.settings.leaseRetryIntervalMs);
       return;
     }
@@ -448,7 +490,7 @@ export class SingletonManagerMachine<StopMessage = unknown> {
       this.setState(S.Oldest);
       return;
     }
-    const oldest = oldestEligible(this.members)?.uniqueAddress;
+    const oldest = this.oldest()?.uniqueAddress;
     const changed =
       oldest === undefined || this.newOldest === undefined
         ? oldest !== this.newOldest
@@ -464,6 +506,25 @@ export class SingletonManagerMachine<StopMessage = unknown> {
     }
     if (this.newOldest === undefined && this.selfExiting())
       this.becomeStopping("end", "exiting with no successor");
+  }
+
+  /**
+   * Lease-guarded take-over: an older member is reachable again. Stop the instance, then
+   * release the lease, which the older member acquires (see the module comment).
+   */
+  private handBack(): void {
+    if (this.instance !== "none") {
+      this.becomeStopping("decide", "an older member is reachable again");
+      return;
+    }
+    this.releaseLeaseIfHeld();
+    this.setState(S.Younger);
+    this.decide();
+  }
+
+  private selfEligible(): boolean {
+    const me = findNode(this.members, this.self);
+    return me !== undefined && isEligible(me);
   }
 
   private selfExiting(): boolean {
@@ -566,6 +627,7 @@ export class SingletonManagerMachine<StopMessage = unknown> {
       requesters.length === 0 &&
       !this.leavingForGood;
     if (decideAgain) {
+      this.releaseLeaseIfHeld();
       this.setState(S.Younger);
       this.decide();
       return;

@@ -54,9 +54,16 @@ export function singletonMembersOf(members: readonly Member[], scope: SingletonS
     .sort(compareByAge);
 }
 
-/** The oldest eligible member of an oldest-first list: where the instance belongs. */
-export function oldestEligible(oldestFirst: readonly Member[]): Member | undefined {
-  return oldestFirst.find(isEligible);
+/**
+ * The oldest eligible member of an oldest-first list: where the instance belongs. With
+ * `passOver` (the lease-guarded take-over, see singleton-manager.ts), members it names are
+ * skipped: the oldest eligible member NOT passed over.
+ */
+export function oldestEligible(
+  oldestFirst: readonly Member[],
+  passOver?: (member: Member) => boolean,
+): Member | undefined {
+  return oldestFirst.find((m) => isEligible(m) && passOver?.(m) !== true);
 }
 
 /** The member for `node` in `members`, if listed. */

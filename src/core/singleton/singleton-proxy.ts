@@ -2,7 +2,9 @@
  * The singleton proxy of one node, as a sans-IO machine: it finds where the singleton
  * instance runs and forwards messages to it, buffering while that is unknown.
  *
- * - The instance belongs on the oldest eligible member in scope (singleton-members.ts).
+ * - The instance belongs on the oldest eligible member in scope (singleton-members.ts);
+ *   with `skipUnreachable`, on the oldest eligible member that is reachable (the managers'
+ *   lease-guarded take-over, singleton-manager.ts).
  *   Whenever that member changes, the location is forgotten and the proxy identifies the
  *   instance there: at once, then every singletonIdentificationIntervalMs until the
  *   answer is "found" (during a hand-over the new oldest answers "not found" until its
@@ -46,8 +48,15 @@ export interface SingletonProxyConfig {
 
 /** Inputs of the proxy. */
 export type SingletonProxyInput<M> =
-  /** After every cluster state change: the members (any order, any status). */
-  | { readonly type: "members"; readonly oldestFirst: readonly Member[] }
+  /**
+   * After every cluster state change: the members (any order, any status), and those
+   * unreachable now (used only with the `skipUnreachable` setting).
+   */
+  | {
+      readonly type: "members";
+      readonly oldestFirst: readonly Member[];
+      readonly unreachable?: readonly UniqueAddress[];
+    }
   /** Answer to `identify(to)`: `from` is the node asked. */
   | { readonly type: "identify-result"; readonly from: UniqueAddress; readonly found: boolean }
   /** The located instance terminated (the driver watches it). */
@@ -131,7 +140,7 @@ export class SingletonProxyMachine<M> {
   private dispatch(input: SingletonProxyInput<M>): void {
     switch (input.type) {
       case "members":
-        this.onMembers(input.oldestFirst);
+        this.onMembers(input.oldestFirst, input.unreachable ?? []);
         break;
       case "identify-result":
         this.onIdentifyResult(input.from, input.found);
@@ -152,8 +161,14 @@ export class SingletonProxyMachine<M> {
     }
   }
 
-  private onMembers(all: readonly Member[]): void {
-    const oldest = oldestEligible(singletonMembersOf(all, this.scope))?.uniqueAddress;
+  private onMembers(all: readonly Member[], unreachable: readonly UniqueAddress[]): void {
+    const skip = this.settings.skipUnreachable
+      ? new Set(unreachable.map(uniqueAddressToString))
+      : undefined;
+    const oldest = oldestEligible(
+      singletonMembersOf(all, this.scope),
+      skip === undefined ? undefined : (m) => skip.has(uniqueAddressToString(m.uniqueAddress)),
+    )?.uniqueAddress;
     const same =
       oldest === undefined || this.target === undefined
         ? oldest === this.target

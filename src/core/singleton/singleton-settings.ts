@@ -9,7 +9,7 @@
  * is being removed must get the chance to disappear before the manager calls itself
  * stuck). The derived numbers are `maxHandOverRetries` and `maxTakeOverRetries` below.
  */
-import { int, ms, type RulesOf, resolveSettings } from "../../base/settings.js";
+import { bool, int, ms, type RulesOf, resolveSettings } from "../../base/settings.js";
 
 /** Settings of one singleton manager (durations in milliseconds). */
 export interface SingletonManagerSettings {
@@ -26,6 +26,13 @@ export interface SingletonManagerSettings {
   readonly removalMarginMs: number;
   /** With a lease: interval between attempts to acquire it after a refusal. */
   readonly leaseRetryIntervalMs: number;
+  /**
+   * With a lease only: an older member that is unreachable (or down) does not hold up
+   * the take-over. The oldest REACHABLE eligible member acquires the lease and starts the
+   * instance once the old holder's lease expired; it hands the instance back when an
+   * older member is reachable again (docs/singleton.md, "Lease-guarded take-over").
+   */
+  readonly takeOverFromUnreachable: boolean;
 }
 
 /** Defaults of the singleton manager. */
@@ -34,6 +41,7 @@ export const DEFAULT_SINGLETON_MANAGER_SETTINGS: SingletonManagerSettings = Obje
   minNumberOfHandOverRetries: 15,
   removalMarginMs: 0,
   leaseRetryIntervalMs: 5_000,
+  takeOverFromUnreachable: false,
 });
 
 const MANAGER_RULES: RulesOf<SingletonManagerSettings> = {
@@ -41,6 +49,7 @@ const MANAGER_RULES: RulesOf<SingletonManagerSettings> = {
   minNumberOfHandOverRetries: int(1, 1_000_000),
   removalMarginMs: ms(0),
   leaseRetryIntervalMs: ms(1),
+  takeOverFromUnreachable: bool(),
 };
 
 /** Defaults merged with `overrides`, validated; throws ConfigError naming a bad key. */
@@ -83,17 +92,24 @@ export interface SingletonProxySettings {
    * while the instance is unknown is a dead letter.
    */
   readonly bufferSizeMax: number;
+  /**
+   * Look for the instance on the oldest eligible member that is reachable (for a
+   * singleton whose managers use `takeOverFromUnreachable`).
+   */
+  readonly skipUnreachable: boolean;
 }
 
 /** Defaults of the singleton proxy. */
 export const DEFAULT_SINGLETON_PROXY_SETTINGS: SingletonProxySettings = Object.freeze({
   singletonIdentificationIntervalMs: 1_000,
   bufferSizeMax: 1_000,
+  skipUnreachable: false,
 });
 
 const PROXY_RULES: RulesOf<SingletonProxySettings> = {
   singletonIdentificationIntervalMs: ms(1),
   bufferSizeMax: int(0, 1_000_000),
+  skipUnreachable: bool(),
 };
 
 /** Defaults merged with `overrides`, validated; throws ConfigError naming a bad key. */

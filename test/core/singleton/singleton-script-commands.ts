@@ -5,15 +5,17 @@
  *
  * Manager (one machine per script, created by `manager`):
  *   manager self=b [role=r] [lease=on] [retryMs=N] [minRetries=N] [marginMs=N] [logs=on]
- *   members a:up:1@r b:leaving:2@r [removed=c,d]     member spec name:status:upNumber@roles
+ *     [unreachableTakeOver=on]
+ *   members a:up:1@r b:leaving:2@r [removed=c,d] [unreachable=a]
+ *                                                    member spec name:status:upNumber@roles
  *   recv hand-over-to-me|hand-over-in-progress|hand-over-done|takeover-from-me from=a
  *   terminated | lease ok|refused | lease-lost [reason] | timer KEY | self-downed |
  *   self-removed | shutdown | state
  * Each action prints the outputs, one per line (logs only with logs=on), then `=> State`
  * when the state changed. Timer keys `removal-margin:a` name the node by its short name.
  *
- * Proxy (created by `proxy [role=r] [bufferMax=N] [intervalMs=N]`):
- *   p-members SPECS | p-send m1 [m2 ...] | p-identified a found|not-found |
+ * Proxy (created by `proxy [role=r] [bufferMax=N] [intervalMs=N] [skipUnreachable=on]`):
+ *   p-members SPECS [unreachable=a] | p-send m1 [m2 ...] | p-identified a found|not-found |
  *   p-terminated a | p-timer KEY | p-stop | p-stats
  */
 import { memberFrom } from "../../../src/core/membership/member.js";
@@ -119,7 +121,8 @@ function feed(w: SingletonWorld, input: SingletonManagerInput): string[] {
 }
 
 function settingsOf(args: Args): Partial<SingletonManagerSettings> {
-  const s: Record<string, number> = {};
+  const s: Record<string, number | boolean> = {};
+  if (args.kv.get("unreachableTakeOver") === "on") s.takeOverFromUnreachable = true;
   if (args.kv.has("retryMs")) s.handOverRetryIntervalMs = num(args, "retryMs", 0);
   if (args.kv.has("minRetries")) s.minNumberOfHandOverRetries = num(args, "minRetries", 0);
   if (args.kv.has("marginMs")) s.removalMarginMs = num(args, "marginMs", 0);
@@ -176,6 +179,7 @@ const MANAGER_COMMANDS: Record<string, Command<SingletonWorld>> = {
       type: "members",
       oldestFirst: args.pos.map(parseMember),
       removed: list(args, "removed").map(node),
+      unreachable: list(args, "unreachable").map(node),
     }),
   recv,
   terminated: (w) => feed(w, { type: "instance-terminated" }),
@@ -204,7 +208,8 @@ const MANAGER_COMMANDS: Record<string, Command<SingletonWorld>> = {
 const PROXY_COMMANDS: Record<string, Command<SingletonWorld>> = {
   proxy: (w, args) => {
     w.logs = args.kv.get("logs") === "on";
-    const settings: Record<string, number> = {};
+    const settings: Record<string, number | boolean> = {};
+    if (args.kv.get("skipUnreachable") === "on") settings.skipUnreachable = true;
     if (args.kv.has("bufferMax")) settings.bufferSizeMax = num(args, "bufferMax", 0);
     if (args.kv.has("intervalMs"))
       settings.singletonIdentificationIntervalMs = num(args, "intervalMs", 0);
@@ -212,7 +217,14 @@ const PROXY_COMMANDS: Record<string, Command<SingletonWorld>> = {
     return undefined;
   },
   "p-members": (w, args) =>
-    printProxy(w, proxy(w).handle({ type: "members", oldestFirst: args.pos.map(parseMember) })),
+    printProxy(
+      w,
+      proxy(w).handle({
+        type: "members",
+        oldestFirst: args.pos.map(parseMember),
+        unreachable: list(args, "unreachable").map(node),
+      }),
+    ),
   "p-send": (w, args) =>
     args.pos.flatMap((message) => printProxy(w, proxy(w).handle({ type: "send", message }))),
   "p-identified": (w, args) =>

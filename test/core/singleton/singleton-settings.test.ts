@@ -37,10 +37,12 @@ describe("singleton settings", () => {
       minNumberOfHandOverRetries: 15,
       removalMarginMs: 0,
       leaseRetryIntervalMs: 5_000,
+      takeOverFromUnreachable: false,
     });
     expect(resolveSingletonProxySettings()).toEqual({
       singletonIdentificationIntervalMs: 1_000,
       bufferSizeMax: 1_000,
+      skipUnreachable: false,
     });
     expect(DEFAULT_SINGLETON_MANAGER_SETTINGS.handOverRetryIntervalMs).toBe(1_000);
     expect(DEFAULT_SINGLETON_PROXY_SETTINGS.bufferSizeMax).toBe(1_000);
@@ -53,6 +55,7 @@ describe("singleton settings", () => {
     ["minNumberOfHandOverRetries", 2.5],
     ["removalMarginMs", -1],
     ["leaseRetryIntervalMs", "5s"],
+    ["takeOverFromUnreachable", "yes"],
   ])("rejects manager %s=%s with a ConfigError naming the key", (k, v) => {
     const e = configErrorOf(() => resolveSingletonManagerSettings({ [k]: v }));
     expect(e.code).toBe("CONFIG_INVALID");
@@ -63,9 +66,23 @@ describe("singleton settings", () => {
     ["singletonIdentificationIntervalMs", 0],
     ["bufferSizeMax", -1],
     ["bufferSizeMax", 1.5],
+    ["skipUnreachable", 1],
   ])("rejects proxy %s=%s with a ConfigError naming the key", (k, v) => {
     const e = configErrorOf(() => resolveSingletonProxySettings({ [k]: v }));
     expect(e.key).toBe(`singleton.proxy.${k}`);
+  });
+
+  it("refuses the lease-guarded take-over without a lease, naming the setting", () => {
+    const make = (useLease: boolean) =>
+      new SingletonManagerMachine({
+        self: node("a"),
+        role: undefined,
+        useLease,
+        stopMessage: "stop",
+        settings: { takeOverFromUnreachable: true },
+      });
+    expect(configErrorOf(() => make(false)).key).toBe("singleton.takeOverFromUnreachable");
+    expect(make(true).settings.takeOverFromUnreachable).toBe(true);
   });
 
   it("rejects unknown keys, and the machines validate on construction", () => {

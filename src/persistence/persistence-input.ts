@@ -6,6 +6,7 @@
  */
 import { assert } from "../base/assert.js";
 import {
+  FencedWriteError,
   isWriteFence,
   type JournalEvent,
   JournalRejectedError,
@@ -47,7 +48,11 @@ export function checkAppend(
   fence?: WriteFence,
 ): number {
   assertPersistenceId(persistenceId);
-  if (fence !== undefined) checkFenceInput(fence);
+  if (fence !== undefined) {
+    checkFenceInput(fence);
+    if (fence.expired?.() === true)
+      throw new FencedWriteError(fence, fence.token, persistenceId, true);
+  }
   assertSeqNr(expectedSeqNr, "expectedSeqNr");
   assert(Array.isArray(events) && events.length > 0, "append needs at least one event");
   assertSeqNr(expectedSeqNr + events.length - 1, "last sequence number");

@@ -46,6 +46,12 @@ export interface PersistedEvent {
 export interface WriteFence {
   readonly key: string;
   readonly token: number;
+  /**
+   * True once the writer's own hold on the token has run out (a shard's lease deadline
+   * passed, e.g. while its process was paused): the journal then refuses the append
+   * before it reaches the store, whether or not another holder has taken over yet.
+   */
+  readonly expired?: () => boolean;
 }
 
 export interface Journal {
@@ -125,11 +131,15 @@ export class FencedWriteError extends ShardkitError {
   readonly fenceKey: string;
   readonly token: number;
   readonly newestToken: number;
-  constructor(fence: WriteFence, newestToken: number, persistenceId?: string) {
+  /** `expired`: refused because the writer's own hold ran out (WriteFence.expired). */
+  constructor(fence: WriteFence, newestToken: number, persistenceId?: string, expired = false) {
+    const what = `write${persistenceId === undefined ? "" : ` for ${persistenceId}`} refused`;
     super(
       "FENCED_WRITE",
-      `write${persistenceId === undefined ? "" : ` for ${persistenceId}`} refused: fencing token ${fence.token} of ${fence.key} is older than ${newestToken} (another holder took the lease)`,
-      { fenceKey: fence.key, token: fence.token, newestToken, persistenceId },
+      expired
+        ? `${what}: the hold on fencing token ${fence.token} of ${fence.key} ran out here (lease deadline passed)`
+        : `${what}: fencing token ${fence.token} of ${fence.key} is older than ${newestToken} (another holder took the lease)`,
+      { fenceKey: fence.key, token: fence.token, newestToken, persistenceId, expired },
     );
     this.fenceKey = fence.key;
     this.token = fence.token;

@@ -5,8 +5,10 @@
  * its own table prefix, else a visible SKIP line). Events are tagged with the member that
  * wrote them and stamped with the wall clock.
  *
- * 1. kill -9 of a member hosting accounts: every account answers again; the stall (kill
- *    until the last account answered) is printed (SQLite only, to keep the file short).
+ * 1. kill -9 of the oldest member, which runs the coordinator and hosts accounts: every
+ *    account answers again (the coordinator moves by its lease, before the member is
+ *    downed); the stall (kill until the last account answered) is printed (SQLite only,
+ *    to keep the file short).
  * 2. (SQLite) the write lock of the file held for LOCK_HOLD_MS by another connection (as by
  *    a process paused inside a transaction) while deposits go on: writes and lease
  *    renewals wait on timers, no member's event loop stalls, nobody is downed, and every
@@ -106,29 +108,31 @@ describe.each(stores)("shard leases on %s (real processes)", (name, makeStore) =
     try {
       await waitRegions(nodes);
       const [n0, n1, n2] = nodes as [(typeof nodes)[0], (typeof nodes)[0], (typeof nodes)[0]];
-      await cmd(n0, { cmd: "balances", accounts: ACCOUNTS }, 60_000); // every account started
-      expect(Number((await cmd(n1, { cmd: "stats" })).entities)).toBeGreaterThan(0);
+      await cmd(n1, { cmd: "balances", accounts: ACCOUNTS }, 60_000); // every account started
+      expect(Number((await cmd(n0, { cmd: "stats" })).entities)).toBeGreaterThan(0);
 
-      // 1. kill -9 of n1 (on SQLite; PostgreSQL runs only the SIGSTOP check, to stay short)
-      let n1b = n1;
+      // 1. kill -9 of n0, the oldest member: it runs the coordinator and hosts accounts (on
+      // SQLite; PostgreSQL runs only the SIGSTOP check, to stay short). The coordinator
+      // moves by its lease (docs/sharding.md, "The coordinator's own member").
+      let n0b = n0;
       if (store.kind === "sqlite") {
         const killedAt = Date.now();
-        await kill(n1, "SIGKILL");
-        await allAnswer(n0, 40_000);
+        await kill(n0, "SIGKILL");
+        await allAnswer(n1, 40_000);
         console.log(
-          `shard leases, kill -9: every account answered again ${Date.now() - killedAt} ms after the kill`,
+          `shard leases, kill -9 of the coordinator's member: every account answered again ${Date.now() - killedAt} ms after the kill`,
         );
-        n1b = startDemoNode(c, 1, LOG_LEVEL);
-        all.push(n1b);
-        await waitUp([n1b]);
-        await waitRegions([n0, n1b, n2]);
+        n0b = startDemoNode(c, 0, LOG_LEVEL);
+        all.push(n0b);
+        await waitUp([n0b]);
+        await waitRegions([n0b, n1, n2]);
 
         // 2. the write lock held by another connection (sqlite-busy.ts)
         const Database = (await import("better-sqlite3")).default;
         const holder = new Database(store.db);
-        await cmd(n0, { cmd: "load", workers: 10 });
+        await cmd(n0b, { cmd: "load", workers: 10 });
         await sleep(500);
-        const logFrom = [n0, n1b, n2].map((n) => n.stderr.length);
+        const logFrom = [n0b, n1, n2].map((n) => n.stderr.length);
         holder.exec("BEGIN IMMEDIATE");
         try {
           await sleep(LOCK_HOLD_MS);
@@ -136,23 +140,23 @@ describe.each(stores)("shard leases on %s (real processes)", (name, makeStore) =
           holder.exec("ROLLBACK");
           holder.close();
         }
-        await cmd(n0, { cmd: "stop-load" });
-        const afterUnlock = await allAnswer(n0, RECOVERY_AFTER_UNLOCK_MS);
-        expect([n0, n1b, n2].map((n) => n.exit)).toEqual([undefined, undefined, undefined]);
+        await cmd(n0b, { cmd: "stop-load" });
+        const afterUnlock = await allAnswer(n0b, RECOVERY_AFTER_UNLOCK_MS);
+        expect([n0b, n1, n2].map((n) => n.exit)).toEqual([undefined, undefined, undefined]);
         // a member whose event loop blocked on the lock would have found itself stalled
-        const stalled = [n0, n1b, n2].flatMap((n, i) =>
+        const stalled = [n0b, n1, n2].flatMap((n, i) =>
           n.stderr.slice(logFrom[i]).filter((line) => line.includes("itself was stalled")),
         );
         expect(stalled).toEqual([]);
-        expect(Number((await cmd(n0, { cmd: "regions" })).regions)).toBe(3);
+        expect(Number((await cmd(n0b, { cmd: "regions" })).regions)).toBe(3);
         console.log(
           `shard leases, SQLite write lock held ${LOCK_HOLD_MS} ms: every member stayed; every account answered ${afterUnlock} ms after the release`,
         );
       }
 
-      // 3. SIGSTOP of n2 (hosting accounts) for 30 s, deposits going on from n0
+      // 3. SIGSTOP of n2 (hosting accounts) for 30 s, deposits going on from n0b
       expect(Number((await cmd(n2, { cmd: "stats" })).entities)).toBeGreaterThan(0);
-      await cmd(n0, { cmd: "load", workers: 10 });
+      await cmd(n0b, { cmd: "load", workers: 10 });
       await sleep(500);
       const stoppedAt = Date.now();
       process.kill(n2.pid, "SIGSTOP");
@@ -162,20 +166,20 @@ describe.each(stores)("shard leases on %s (real processes)", (name, makeStore) =
         process.kill(n2.pid, "SIGCONT");
       }
       await sleep(3_000);
-      await cmd(n0, { cmd: "stop-load" });
+      await cmd(n0b, { cmd: "stop-load" });
       // The resumed member finds itself downed and shuts down, its leases expire and the
       // shards start elsewhere; with three test files sharing two cores that took more than
       // 30 s (in CI), hence the longer bound. The stall is printed.
-      const stall = await allAnswer(n0, RECOVERY_AFTER_SIGCONT_MS);
+      const stall = await allAnswer(n0b, RECOVERY_AFTER_SIGCONT_MS);
       console.log(`shard leases, SIGCONT: every account answered again after ${stall} ms`);
-      const load = await cmd(n0, { cmd: "load-stats" });
+      const load = await cmd(n0b, { cmd: "load-stats" });
       expect(Number(load.completed)).toBeGreaterThan(0);
       const stale = await writtenBy(store, "n2", stoppedAt);
       console.log(
         `shard leases, SIGSTOP ${STOP_MS} ms + SIGCONT: ${stale} events written by the stopped member after it was stopped; ${String(load.completed)} deposits acknowledged`,
       );
       expect(stale).toBe(0);
-      await Promise.all([n0, n1b, n2].map((n) => kill(n)));
+      await Promise.all([n0b, n1, n2].map((n) => kill(n)));
     } catch (e) {
       const file = `${LOG_DUMP}-${name}.log`;
       writeFileSync(file, all.map((m) => `==== ${m.name}\n${m.stderr.join("\n")}`).join("\n"));

@@ -212,6 +212,26 @@ describe.each(persistenceBackends("journal"))("Journal contract: %s", (name, mak
     await expect(j.advanceFence?.({ key, token: 1 })).rejects.toBeInstanceOf(FencedWriteError);
   });
 
+  it("fencing: a write whose own hold ran out (fence.expired) is refused before the store, typed, nothing written", async () => {
+    const key = uid("T/8");
+    const a = uid("fenced-expired");
+    let expired = false;
+    const fence = { key, token: 5, expired: () => expired };
+    await j.append(a, 1, [ev("a1")], fence);
+    expired = true; // e.g. the shard's lease deadline passed while the process was paused
+    const refused = await j.append(a, 2, [ev("late")], fence).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(FencedWriteError);
+    expect((refused as FencedWriteError).message).toMatch(/ran out here/);
+    expect(texts(await j.read(a, 1, 10))).toEqual(["a1"]);
+    // no newer holder exists: the same token, held again, still writes
+    expired = false;
+    await j.append(a, 2, [ev("a2")], fence);
+    expect(await j.highestSequenceNr(a)).toBe(2);
+  });
+
   it("P3: two writers for one persistenceId: the second gets JournalConflictError", async () => {
     const id = uid("p3");
     const other = backend.open(); // another node's connection to the same database

@@ -197,7 +197,13 @@ class ShardDriver {
   private onLeaseOutput(o: ShardLeaseOutput): void {
     const lease = this.options.lease as ShardLeaseOptions;
     if (o.type === "granted") {
-      this.fence = { key: lease.name, token: o.token };
+      // refused by the journal once this shard's own lease deadline passed, even before
+      // its timer fires (a paused process that resumed)
+      this.fence = {
+        key: lease.name,
+        token: o.token,
+        expired: () => this.lease?.expired() !== false,
+      };
       this.reportStarted();
       this.driver.feed({ type: "lease-granted" });
       if (this.remember !== undefined) loadRemembered(this.ctx, this.options, this.remember);
@@ -499,6 +505,12 @@ class ShardLeaseDriver {
 
   feed(input: Parameters<ShardLeaseMachine["handle"]>[0]): void {
     if (!this.released) this.driver.feed(input);
+  }
+
+  /** False while the lease is held and its deadline has not passed on this node's clock. */
+  expired(): boolean {
+    const deadline = this.machine.deadlineMs;
+    return deadline === undefined || this.ctx.now() >= deadline;
   }
 
   /** The shard stopped: give the lease up (no timers: the actor is gone). */

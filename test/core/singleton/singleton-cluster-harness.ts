@@ -12,6 +12,10 @@
  *   downed member that is still alive, the downing provider's margin gives its manager
  *   the time to learn it is down and stop the instance (G4) before removal.
  * - A crash kills the instance with the process.
+ * - With `leaseGuarded` (the lease-guarded take-over, docs/singleton.md): one lease, held
+ *   by at most one node; a request is answered later (a step of its own); a crashed
+ *   holder's lease expires at a later step; views list crashed and "blipped" (alive but
+ *   cut off) members as unreachable. `grantAlways` breaks the lease on purpose.
  *
  * Everything is deterministic given the choices; `trace` records what happened.
  */
@@ -65,8 +69,11 @@ export const CHANGE_KINDS = [
   "down",
 ] as const;
 
+/** The changes of the lease-guarded runs: the same, plus an alive oldest cut off a while. */
+export const LEASE_CHANGE_KINDS = [...CHANGE_KINDS, "blip-oldest", "blip-any"] as const;
+
 /** A membership change the test applies. */
-export type ChangeKind = (typeof CHANGE_KINDS)[number];
+export type ChangeKind = (typeof LEASE_CHANGE_KINDS)[number];
 
 /** Options of one run. */
 export interface ClusterOptions {
@@ -76,6 +83,10 @@ export interface ClusterOptions {
   readonly announceRemovals: boolean;
   /** Test hook: rewrite what a manager is fed (to check that the checks can fail). */
   readonly mutateInput?: (input: SingletonManagerInput) => SingletonManagerInput;
+  /** Managers use a lease and takeOverFromUnreachable (see the module comment). */
+  readonly leaseGuarded?: boolean;
+  /** Test hook: the lease grants every request (to check that the checks can fail). */
+  readonly grantAlways?: boolean;
 }
 
 /** The simulated cluster. */
@@ -91,6 +102,12 @@ export class SingletonCluster {
   private readonly restarted = new Set<string>();
   maxAliveSeen = 0;
   stuckErrors = 0;
+  /** Lease-guarded runs: the node holding the lease, pending requests, cut-off nodes. */
+  private leaseHolder: string | undefined;
+  private leaseRequests: SimNode[] = [];
+  private readonly blipped = new Set<string>();
+  /** Instances started while an older crashed member was still listed. */
+  takeOversBeforeRemoval = 0;
 
   constructor(private readonly options: ClusterOptions) {
     for (let i = 0; i < options.initialSize; i++) this.join(`n${i}`, 1, true);
@@ -100,10 +117,13 @@ export class SingletonCluster {
 
   /** Performs one random step chosen by `choice`. */
   step(choice: number): void {
-    const kinds = 12;
+    const kinds = this.options.leaseGuarded === true ? 15 : 12;
     const kind = choice % kinds;
     const pick = Math.floor(choice / kinds);
-    if (kind <= 2) this.deliverMessage(pick, false);
+    if (kind === 12) this.answerLease(pick);
+    else if (kind === 13) this.expireCrashedLease();
+    else if (kind === 14) this.healBlip(pick);
+    else if (kind <= 2) this.deliverMessage(pick, false);
     else if (kind === 3) this.deliverMessage(pick, true);
     else if (kind === 4) this.loseMessage(pick);
     else if (kind <= 6) this.deliverView(pick);
@@ -116,6 +136,9 @@ export class SingletonCluster {
   settle(maxSteps = 20_000): boolean {
     for (let i = 0; i < maxSteps; i++) {
       if (this.inFlight.length > 0) this.deliverMessage(0, false);
+      else if (this.leaseRequests.length > 0) this.answerLease(0);
+      else if (this.crashedHolder()) this.expireCrashedLease();
+      else if (this.blipped.size > 0) this.healBlip(0);
       else if (this.staleNodes().length > 0) this.deliverView(0);
       else if (this.stoppingNodes().length > 0) this.terminateInstance(0);
       else if (this.progressCandidates().length > 0) this.progressMembership(0);
@@ -160,11 +183,13 @@ export class SingletonCluster {
       ? new SingletonManagerMachine<string>({
           self: id,
           role: ROLE,
-          useLease: false,
+          useLease: this.options.leaseGuarded === true,
           stopMessage: "stop",
           settings: {
             removalMarginMs: this.options.removalMarginMs,
             minNumberOfHandOverRetries: 3,
+            takeOverFromUnreachable: this.options.leaseGuarded === true,
+            leaseRetryIntervalMs: 500,
           },
         })
       : undefined;
@@ -252,7 +277,61 @@ export class SingletonCluster {
       case "down":
         this.down(any);
         return;
+      case "blip-oldest":
+        this.blip(oldest);
+        return;
+      case "blip-any":
+        this.blip(any);
+        return;
     }
+  }
+
+  // ---- the lease (leaseGuarded runs) ---------------------------------------------------
+
+  /** An alive member seen unreachable by the others (it still renews its lease). */
+  private blip(node: SimNode | undefined): void {
+    if (this.options.leaseGuarded !== true || node === undefined || node.crashed || node.gone)
+      return;
+    this.blipped.add(key(node.id));
+    this.version++;
+    this.trace.push(`blip ${node.name}`);
+  }
+
+  private healBlip(pick: number): void {
+    const all = [...this.blipped];
+    const k = all[pick % Math.max(1, all.length)];
+    if (k === undefined) return;
+    this.blipped.delete(k);
+    this.version++;
+    this.trace.push(`heal ${this.nameOf(this.idOf(k))}`);
+  }
+
+  private idOf(k: string): UniqueAddress {
+    return (this.nodes.find((n) => key(n.id) === k) as SimNode).id;
+  }
+
+  private crashedHolder(): boolean {
+    const h = this.leaseHolder;
+    return h !== undefined && this.nodes.some((n) => key(n.id) === h && n.crashed);
+  }
+
+  /** The crashed holder's lease runs out (its ttl passed). */
+  private expireCrashedLease(): void {
+    if (!this.crashedHolder()) return;
+    this.trace.push(`lease of ${this.nameOf(this.idOf(this.leaseHolder as string))} expired`);
+    this.leaseHolder = undefined;
+  }
+
+  private answerLease(pick: number): void {
+    if (this.leaseRequests.length === 0) return;
+    const [node] = this.leaseRequests.splice(pick % this.leaseRequests.length, 1);
+    if (node === undefined || node.crashed || node.gone) return;
+    const k = key(node.id);
+    const ok =
+      this.options.grantAlways === true || this.leaseHolder === undefined || this.leaseHolder === k;
+    if (ok) this.leaseHolder = k;
+    this.trace.push(`lease ${ok ? "granted to" : "refused to"} ${node.name}`);
+    this.feed(node, { type: "lease-acquired", ok });
   }
 
   private nodeOf(id: UniqueAddress | undefined): SimNode | undefined {
@@ -347,10 +426,17 @@ export class SingletonCluster {
     const removed = node.removedSinceView.splice(0);
     // Any order: the machine sorts by age itself.
     const all = [...this.members.values()].reverse();
+    const unreachable =
+      this.options.leaseGuarded === true
+        ? this.nodes
+            .filter((n) => n !== node && (n.crashed || this.blipped.has(key(n.id))))
+            .map((n) => n.id)
+        : [];
     this.feed(node, {
       type: "members",
       oldestFirst: all,
       ...(this.options.announceRemovals ? { removed } : {}),
+      ...(unreachable.length > 0 ? { unreachable } : {}),
     });
   }
 
@@ -413,6 +499,16 @@ export class SingletonCluster {
           if (node.instance !== "none") this.violate(`${node.name} started a second instance`);
           node.instance = "running";
           this.trace.push(`START on ${node.name}`);
+          // started while an OLDER member that crashed is still listed (not yet removed)
+          if (
+            this.nodes.some(
+              (n) =>
+                n.crashed &&
+                (this.member(n)?.upNumber ?? Number.POSITIVE_INFINITY) <
+                  (this.member(node)?.upNumber ?? 0),
+            )
+          )
+            this.takeOversBeforeRemoval++;
           this.checkAtMostOne();
           break;
         case "stop-instance":
@@ -434,8 +530,17 @@ export class SingletonCluster {
           this.stuckErrors++;
           break;
         case "acquire-lease":
+          if (this.options.leaseGuarded !== true)
+            this.violate(`${node.name} used a lease it was not configured with`);
+          else this.leaseRequests.push(node);
+          break;
         case "release-lease":
-          this.violate(`${node.name} used a lease it was not configured with`);
+          if (this.options.leaseGuarded !== true)
+            this.violate(`${node.name} used a lease it was not configured with`);
+          else if (this.leaseHolder === key(node.id)) {
+            this.leaseHolder = undefined;
+            this.trace.push(`lease released by ${node.name}`);
+          }
           break;
         case "log":
         case "done":

@@ -10,6 +10,10 @@
  * crashes). Liveness, checked once the changes stop and everything has settled: exactly
  * one instance, on the oldest eligible member, whose manager is Oldest.
  *
+ * The lease-guarded take-over (docs/singleton.md) runs the same property with one lease
+ * (answered late, a crashed holder's lease expiring later) and alive members cut off for a
+ * while; a lease that grants every request must break it.
+ *
  * The last tests break the inputs on purpose (downed members treated as removed, leaving
  * members hidden) and expect the safety check to fail: the property can catch a bug.
  */
@@ -19,6 +23,7 @@ import type { SingletonManagerInput } from "../../../src/core/singleton/index.js
 import {
   CHANGE_KINDS,
   type ClusterOptions,
+  LEASE_CHANGE_KINDS,
   SingletonCluster,
 } from "./singleton-cluster-harness.js";
 
@@ -40,13 +45,34 @@ const scenario = fc.record({
 
 type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
 
+/** The lease-guarded take-over: the same, plus alive members cut off for a while. */
+const leaseScenario: fc.Arbitrary<Scenario> = fc.record({
+  initialSize: fc.integer({ min: 2, max: 5 }),
+  removalMarginMs: fc.constantFrom(0, 0, 2_500),
+  announceRemovals: fc.boolean(),
+  warmup: fc.array(fc.nat({ max: 10_000 }), { maxLength: 40 }),
+  rounds: fc.array(
+    fc.record({
+      settleFirst: fc.boolean(),
+      change: fc.constantFrom(...LEASE_CHANGE_KINDS),
+      pick: fc.nat({ max: 100 }),
+      chaos: fc.array(fc.nat({ max: 10_000 }), { maxLength: 60 }),
+    }),
+    { maxLength: 6 },
+  ),
+}) as fc.Arbitrary<Scenario>;
+
 function explain(cluster: SingletonCluster): string {
   return `${cluster.violations.join("; ")}\ntrace:\n  ${cluster.trace.join("\n  ")}`;
 }
 
 /** Runs a scenario; returns the cluster at rest (or throws with the trace). */
-function run(s: Scenario, mutateInput?: ClusterOptions["mutateInput"]): SingletonCluster {
-  const cluster = new SingletonCluster({ ...s, mutateInput });
+function run(
+  s: Scenario,
+  mutateInput?: ClusterOptions["mutateInput"],
+  lease: Pick<ClusterOptions, "leaseGuarded" | "grantAlways"> = {},
+): SingletonCluster {
+  const cluster = new SingletonCluster({ ...s, mutateInput, ...lease });
   for (const c of s.warmup) cluster.step(c);
   for (const r of s.rounds) {
     if (r.settleFirst && !cluster.settle()) throw new Error(`did not settle\n${explain(cluster)}`);
@@ -94,6 +120,29 @@ describe("singleton managers in a cluster (property)", () => {
     expect(moved).toBeGreaterThan(100);
     expect(handOvers).toBeGreaterThan(50);
     expect(takeOvers).toBeGreaterThan(50);
+  });
+
+  it("lease-guarded take-over: never two instances alive; at rest exactly one, on the oldest; it takes over before the removal", () => {
+    fc.assert(
+      fc.property(leaseScenario, (s) => checkRest(run(s, undefined, { leaseGuarded: true }))),
+      RUNS,
+    );
+    let early = 0;
+    for (const s of fc.sample(leaseScenario, { numRuns: 300, seed: 0x5eed }))
+      if (run(s, undefined, { leaseGuarded: true }).takeOversBeforeRemoval > 0) early++;
+    // the take-over really happens while a crashed member is still listed
+    expect(early).toBeGreaterThan(20);
+  });
+
+  it("the safety check catches a broken lease (it grants every request)", () => {
+    const found = fc.check(
+      fc.property(
+        leaseScenario,
+        (s) => run(s, undefined, { leaseGuarded: true, grantAlways: true }).violations.length === 0,
+      ),
+      { numRuns: 300, seed: 0x5eed },
+    );
+    expect(found.failed).toBe(true);
   });
 
   const unsafe: [string, (i: SingletonManagerInput) => SingletonManagerInput][] = [

@@ -9,8 +9,15 @@ import {
   downAllWhenUnstableMsOf,
   resolveSbrSettings,
 } from "../../../src/core/downing/sbr-settings.js";
+import { addressOf } from "../../../src/core/membership/address.js";
+import { clockKeyOf, gossipOf, incrementVersion } from "../../../src/core/membership/gossip.js";
 import type { MembershipInput } from "../../../src/core/membership/membership-machine.js";
 import { MembershipKind } from "../../../src/core/membership/membership-messages.js";
+import {
+  type UniqueAddress,
+  uniqueAddressOf,
+  uniqueAddressToString,
+} from "../../../src/core/membership/unique-address.js";
 import { MembershipWorld, TICK_MS } from "./membership-world.js";
 
 const downingKinds = (w: MembershipWorld) =>
@@ -79,6 +86,18 @@ describe("membership machine: joining", () => {
     w.deliver();
     expect([w.machine("a").joinedOnce, w.machine("b").joinedOnce]).toEqual([true, true]);
   });
+
+  it("a member just welcomed into the cluster has no change of its own to broadcast", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "c"]);
+    w.add("b");
+    w.feed("b", { type: "start" });
+    // b tells a (its welcomer) that it has seen the welcome gossip
+    expect(w.deliver()).toContain("b -> a Gossip");
+    // its first round is one targeted gossip to the member that has not seen it, not a
+    // broadcast to every member
+    expect(w.feed("b", { type: "gossip-tick" })).toEqual(["b -> c Gossip"]);
+  });
 });
 
 describe("membership machine: read-only view", () => {
@@ -89,6 +108,8 @@ describe("membership machine: read-only view", () => {
     expect(w.feed("a", { type: "start" })).toContain("a: info formed a new cluster");
     expect(w.machine("a").joinsThroughSeeds).toBe(true);
     expect(w.feed("a", { type: "start" })).toEqual([]);
+    // not even a seed timer: the seed-node conversation is not started again
+    expect(w.machine("a").handle({ type: "start" }, w.now)).toEqual([]);
     const noSeeds = new MembershipWorld();
     noSeeds.add("a");
     expect(noSeeds.feed("a", { type: "start" })).toEqual([]);
@@ -125,6 +146,8 @@ describe("membership machine: commands", () => {
     w.formCluster(["a", "b", "c"]);
     expect(w.feed("a", { type: "down", host: "c", port: 2552 })).toEqual(["a: member-downed c"]);
     expect(w.feed("a", { type: "down", host: "c", port: 2552 })).toEqual([]);
+    // not even a new version of the gossip
+    expect(w.machine("a").handle({ type: "down", host: "c", port: 2552 }, w.now)).toEqual([]);
     expect(w.feed("a", { type: "down", host: "zz", port: 2552 })).toEqual([]);
     expect(w.feed("a", { type: "leave", host: "zz", port: 2552 })).toEqual([]);
     expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b Gossip"]);
@@ -160,6 +183,15 @@ describe("membership machine: commands", () => {
     expect(a.exitingConfirmedIn(w.machine("c").state)).toEqual([]);
   });
 });
+
+/** The log outputs of `node` with `message`, as level and fields. */
+function logsOf(w: MembershipWorld, node: string, message: string) {
+  return w.outputs.flatMap(({ node: n, output }) =>
+    n === node && output.type === "log" && output.message === message
+      ? [{ level: output.level, fields: output.fields }]
+      : [],
+  );
+}
 
 function addressOfName(name: string) {
   return { protocol: "shardkit", system: "sk", host: name, port: 2552 };
@@ -271,6 +303,29 @@ describe("membership machine: split brain resolver", () => {
   });
 });
 
+describe("membership machine: weakly-up", () => {
+  it("a joiner moves to weakly-up allowWeaklyUpMembersMs after the leader's last convergence", () => {
+    const w = new MembershipWorld({ seeds: ["a"], settings: { allowWeaklyUpMembersMs: 12_000 } });
+    w.formCluster(["a", "b"]);
+    w.add("d");
+    w.feed("d", { type: "start" });
+    w.run(3000);
+    // the last convergence: every member has seen d up (on the leader round that moved it)
+    const converged = w.when("a: member-up d") as number;
+    w.partition(["a", "d"], ["b"]);
+    w.run(6000);
+    expect(w.when("a: unreachable-member b")).toBeDefined();
+    w.add("c");
+    w.feed("c", { type: "start" });
+    w.run(15_000);
+    const joined = w.when("a: member-joined c") as number;
+    const weaklyUp = w.when("a: member-weakly-up c") as number;
+    // counted from the last convergence, neither from the start nor from the latest change
+    expect(joined).toBeLessThan(converged + 12_000);
+    expect(weaklyUp).toBe(converged + 12_000);
+  });
+});
+
 describe("membership machine: before the first convergence", () => {
   it("a member that was never up downs only itself, and says why it withholds the others", () => {
     const w = new MembershipWorld({
@@ -309,6 +364,10 @@ describe("membership machine: own stall", () => {
       0,
     );
     expect(w.resume("a")).toEqual([STALL_WARNING]);
+    // 7 s of the 8 s pause (one tick late is on time); suspect for a heartbeat round trip
+    expect(logsOf(w, "a", STALL_WARNING.slice("a: warn ".length))).toEqual([
+      { level: "warn", fields: { stalledMs: 7000, suspectUntilMs: 2000 } },
+    ]);
     const after = w.run(5000);
     expect(after.filter((l) => l.startsWith("a: warn marking"))).toEqual([]);
     expect(after).toContain("b: reachable-member a");
@@ -421,6 +480,30 @@ describe("membership machine: leave", () => {
       "c: quarantine b after 5000",
       "c: member-removed b (was exiting)",
     ]);
+    expect(logsOf(w, "b", "left the cluster; stopping")).toEqual([
+      { level: "info", fields: { reason: "the cluster removed this member" } },
+    ]);
+    expect(
+      w.outputs.flatMap(({ node, output }) =>
+        output.type === "quarantine" ? [`${node} ${output.reason}`] : [],
+      ),
+    ).toEqual(["a cluster member removed (was exiting)", "c cluster member removed (was exiting)"]);
+    // the driver stops b at self-removed; were it fed more, it would not signal it again
+    const a = w.machine("a").state;
+    expect(
+      w.machine("b").handle(
+        {
+          type: "received",
+          from: a.selfUniqueAddress,
+          message: {
+            kind: MembershipKind.Gossip,
+            to: uniqueAddressToString(w.machine("b").state.selfUniqueAddress),
+            gossip: a.latestGossip,
+          },
+        },
+        w.now,
+      ),
+    ).toEqual([]);
   });
 
   it("a leaving member that holds its removal is removed only after its exiting tasks completed", () => {
@@ -431,9 +514,73 @@ describe("membership machine: leave", () => {
     w.run(30_000);
     expect(w.trace).not.toContain("a: member-removed b (was exiting)");
     expect(w.statusOf("a", "b")).toBe("exiting");
-    w.feed("b", { type: "exiting-completed" });
+    // now b sees the gossip, confirms to the leader and broadcasts its seen mark
+    expect(w.feed("b", { type: "exiting-completed" })).toEqual(["b -> a ExitingConfirmed"]);
+    expect(w.feed("b", { type: "gossip-tick" })).toEqual(["b -> a Gossip", "b -> c Gossip"]);
     w.run(30_000);
     expect(w.view("a")).toBe("a=up c=up");
+  });
+
+  it("a member that leaves and is downed before it exits stops as one that left", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    const from = w.trace.length;
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    w.feed("a", { type: "down", host: "b", port: 2552 });
+    w.run(3000);
+    expect(w.trace.slice(from).filter((l) => l.startsWith("b: "))).toEqual([
+      "b: member-left b",
+      "b: member-downed b",
+      "b: info left the cluster; stopping",
+      "b: self-removed (this member was downed)",
+    ]);
+  });
+
+  it("a single member that leaves removes itself as its own leader and stops as one that left", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a"]);
+    const from = w.trace.length;
+    w.feed("a", { type: "leave", host: "a", port: 2552 });
+    w.run(5 * TICK_MS);
+    expect(w.trace.slice(from)).toEqual([
+      "a: member-left a",
+      "a: member-exited a",
+      // no quarantine: a member never quarantines itself
+      "a: member-removed a (was exiting)",
+      "a: leader-changed -",
+      "a: info left the cluster; stopping",
+      "a: self-removed (this member was removed)",
+    ]);
+    expect(logsOf(w, "a", "left the cluster; stopping")).toEqual([
+      { level: "info", fields: { reason: "this member was removed" } },
+    ]);
+  });
+
+  it("when every member leaves, the exiting leader confirms to no one and quarantines only the others", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    const from = w.trace.length;
+    w.feed("a", { type: "leave", host: "a", port: 2552 });
+    w.feed("a", { type: "leave", host: "b", port: 2552 });
+    w.run(30_000);
+    const lines = noGossip(w.trace.slice(from));
+    // a, exiting, is the leader: it confirms exiting to no one (not to itself)
+    expect(lines.filter((l) => l.startsWith("a -> "))).toEqual([]);
+    expect(lines.filter((l) => l.includes("quarantine"))).toEqual(["a: quarantine b after 5000"]);
+    expect(lines).toContain("a: self-removed (this member was removed)");
+    expect(lines).toContain("b: self-removed (the cluster removed this member)");
+  });
+
+  it("a weakly-up member may leave too", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    w.partition(["a"], ["b"]);
+    w.run(6000);
+    w.add("c");
+    w.feed("c", { type: "start" });
+    w.runUntil(() => w.statusOf("a", "c") === "weakly-up", 20_000);
+    expect(w.feed("a", { type: "leave", host: "c", port: 2552 })).toContain("a: member-left c");
+    expect(w.statusOf("a", "c")).toBe("leaving");
   });
 
   it("a joining member may leave too", () => {
@@ -480,6 +627,51 @@ describe("membership machine: a removed member that talks again", () => {
     expect(w.feed("a", status)).toEqual([]);
     w.run(TICK_MS);
     expect(w.feed("a", status)).toEqual(["a -> c Gossip"]);
+  });
+});
+
+describe("membership machine: a removed member that talks again, many of them", () => {
+  it("the once-per-interval table is forgotten when a 1001st removed member is told", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    const a = w.machine("a");
+    const b = w.machine("b").state.selfUniqueAddress;
+    // b's gossip names 1001 removed incarnations (tombstones) besides the members
+    const removed = Array.from({ length: 1001 }, (_, i) =>
+      uniqueAddressOf(addressOf("shardkit", "sk", `gone${i}`, 2552), 100 + i),
+    );
+    const g = a.state.latestGossip;
+    const gossip = gossipOf({
+      members: g.members,
+      seen: [b],
+      reachability: g.overview.reachability,
+      version: incrementVersion(g, clockKeyOf(b)).version,
+      tombstones: [...g.tombstones, ...removed.map((node) => ({ node, removedAtMs: w.now }))],
+    });
+    const to = uniqueAddressToString(a.state.selfUniqueAddress);
+    a.handle(
+      { type: "received", from: b, message: { kind: MembershipKind.Gossip, to, gossip } },
+      w.now,
+    );
+    expect(a.state.latestGossip.tombstones).toHaveLength(1001);
+    const toldOn = (i: number) =>
+      a
+        .handle(
+          {
+            type: "received",
+            from: removed[i] as UniqueAddress,
+            message: { kind: MembershipKind.GossipStatus, version: [], seenDigest: 0 },
+          },
+          w.now,
+        )
+        .flatMap((o) => (o.type === "send" ? [o.to.host] : []));
+    for (let i = 0; i < 1000; i++) expect(toldOn(i)).toEqual([`gone${i}`]);
+    // within the interval: gone0 is still in the table
+    expect(toldOn(0)).toEqual([]);
+    // the table holds 1000 entries: the 1001st clears it before it is recorded
+    expect(toldOn(1000)).toEqual(["gone1000"]);
+    expect(toldOn(0)).toEqual(["gone0"]);
+    expect(toldOn(1000)).toEqual([]);
   });
 });
 

@@ -149,6 +149,9 @@ describe("membership machine: commands", () => {
     // not even a new version of the gossip
     expect(w.machine("a").handle({ type: "down", host: "c", port: 2552 }, w.now)).toEqual([]);
     expect(w.feed("a", { type: "down", host: "zz", port: 2552 })).toEqual([]);
+    // host and port both name the member: another port of b's host is no member
+    expect(w.feed("a", { type: "down", host: "b", port: 2553 })).toEqual([]);
+    expect(w.feed("a", { type: "leave", host: "b", port: 2553 })).toEqual([]);
     expect(w.feed("a", { type: "leave", host: "zz", port: 2552 })).toEqual([]);
     expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b Gossip"]);
   });
@@ -326,6 +329,25 @@ describe("membership machine: weakly-up", () => {
   });
 });
 
+describe("membership machine: lease-majority without a lease", () => {
+  it("asks for no lease and downs no one", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      hasLease: false,
+      downing: {
+        stableAfterMs: 5000,
+        activeStrategy: "lease-majority",
+        leaseMajority: { leaseImplementation: "test-lease" },
+      },
+    });
+    w.formCluster(["a", "b", "c"]);
+    w.partition(["a", "b"], ["c"]);
+    const lines = w.run(12_000);
+    expect(lines).toContain("a: unreachable-member c");
+    expect(lines.filter((l) => / (acquire-lease|DOWN) /.test(l))).toEqual([]);
+  });
+});
+
 describe("membership machine: before the first convergence", () => {
   it("a member that was never up downs only itself, and says why it withholds the others", () => {
     const w = new MembershipWorld({
@@ -345,6 +367,116 @@ describe("membership machine: before the first convergence", () => {
     expect(w.trace).toContain(
       "b: warn split brain resolver: not downing other members: this member was never up, so the cluster has not converged with it yet (downing.actBeforeFirstConvergence is false)",
     );
+  });
+});
+
+describe("membership machine: failure detection", () => {
+  it("a member paused before it answered any heartbeat still becomes unreachable", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    const names = ["a", "b", "c"];
+    for (const n of names) w.add(n);
+    for (const n of names) w.feed(n, { type: "start" });
+    w.deliver();
+    w.runUntil(() => names.every((o) => names.every((m) => w.statusOf(o, m) === "up")), 30_000);
+    expect(w.now).toBe(1000);
+    // c is up from a's leader round at 1000; the first heartbeat to it goes out at 2000
+    w.pause("c");
+    w.run(10_000);
+    // no answer: the first heartbeat is assumed expectedResponseAfterMs (1 s) later, and phi
+    // grows from there past the acceptable pause (3 s)
+    expect(w.when("a: unreachable-member c")).toBe(9000);
+    expect(w.when("b: unreachable-member c")).toBe(9000);
+  });
+
+  it("a joining member is not monitored until it is weakly-up or up", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    w.partition(["a"], ["b"]);
+    w.run(6000);
+    w.add("c");
+    w.feed("c", { type: "start" });
+    w.run(500);
+    expect(w.view("a")).toBe("a=up b=up c=joining");
+    w.feed("a", { type: "heartbeat-tick" });
+    expect([...w.machine("a").failureDetectors.keys()]).toEqual(["shardkit://sk@b:2552#2"]);
+    w.runUntil(() => w.statusOf("a", "c") === "weakly-up", 20_000);
+    w.feed("a", { type: "heartbeat-tick" });
+    expect([...w.machine("a").failureDetectors.keys()]).toEqual([
+      "shardkit://sk@b:2552#2",
+      "shardkit://sk@c:2552#3",
+    ]);
+  });
+
+  it("heartbeats are answered ahead of other frames, and not for a removed member", () => {
+    const w = new MembershipWorld({ seeds: ["a"], downing: { stableAfterMs: 5000 } });
+    w.formCluster(["a", "b", "c"]);
+    const [b, c] = [w.machine("b"), w.machine("c")].map((m) => m.state.selfUniqueAddress);
+    const heartbeat = { kind: MembershipKind.Heartbeat, seq: 7 } as const;
+    expect(
+      w
+        .machine("a")
+        .handle({ type: "received", from: b as UniqueAddress, message: heartbeat }, w.now),
+    ).toEqual([
+      {
+        type: "send",
+        to: (b as UniqueAddress).address,
+        message: { kind: MembershipKind.HeartbeatRsp, seq: 7 },
+        urgent: true,
+      },
+    ]);
+    w.pause("c");
+    w.run(30_000);
+    expect(w.view("a")).toBe("a=up b=up");
+    expect(
+      w
+        .machine("a")
+        .handle({ type: "received", from: c as UniqueAddress, message: heartbeat }, w.now),
+    ).toEqual([]);
+  });
+
+  it("only answers to the last three heartbeat requests feed the failure detector", () => {
+    const w = new MembershipWorld({ seeds: ["a"], downing: { activeStrategy: "down-all" } });
+    w.formCluster(["a", "b"]);
+    const a = w.machine("a");
+    const b = w.machine("b").state.selfUniqueAddress;
+    w.partition(["a"], ["b"]);
+    w.run(8000);
+    const detector = a.failureDetectors.get(uniqueAddressToString(b));
+    expect(detector?.isAvailable(w.now)).toBe(false);
+    const seqs = w.outputs.flatMap(({ node, output }) =>
+      node === "a" && output.type === "send" && output.message.kind === MembershipKind.Heartbeat
+        ? [output.message.seq]
+        : [],
+    );
+    const last = seqs.at(-1) as number;
+    const answer = (seq: number) =>
+      a.handle(
+        { type: "received", from: b, message: { kind: MembershipKind.HeartbeatRsp, seq } },
+        w.now,
+      );
+    // an answer held up by the cut, to the fourth-last request: no heartbeat
+    expect(answer(last - 3)).toEqual([]);
+    expect(detector?.isAvailable(w.now)).toBe(false);
+    // to the third-last: heard again
+    answer(last - 2);
+    expect(detector?.isAvailable(w.now)).toBe(true);
+  });
+
+  it("tombstones are pruned pruneGossipTombstonesAfterMs after the removal", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      settings: { pruneGossipTombstonesAfterMs: 5000 },
+    });
+    w.formCluster(["a", "b", "c"]);
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    w.runUntil(() => w.when("a: member-removed b (was exiting)") !== undefined, 10_000);
+    const tombstones = () =>
+      ["a", "c"].map((n) => w.machine(n).state.latestGossip.tombstones.length);
+    expect(tombstones()).toEqual([1, 1]);
+    w.run(4000);
+    expect(tombstones()).toEqual([1, 1]);
+    w.run(1000);
+    expect(tombstones()).toEqual([0, 0]);
   });
 });
 
@@ -373,6 +505,15 @@ describe("membership machine: own stall", () => {
     expect(after).toContain("b: reachable-member a");
     expect(after).toContain("c: reachable-member a");
     expect(w.machine("a").state.latestGossip.overview.reachability.records).toEqual([]);
+  });
+
+  it("a stall within the acceptable pause is not reported; the event-loop delay counts as a stall", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    expect(w.feed("a", { type: "reaper-tick", latenessMs: 2500, loopDelayMs: 0 })).toEqual([]);
+    expect(w.feed("a", { type: "reaper-tick", latenessMs: 0, loopDelayMs: 3500 })).toEqual([
+      STALL_WARNING,
+    ]);
   });
 
   it("without the stall measured, the same pause makes it mark both peers unreachable", () => {
@@ -685,5 +826,11 @@ describe("membership machine: auto-down", () => {
     w.partition(["a", "b"], ["c"]);
     w.run(20_000);
     expect(downingKinds(w)).toEqual(["a auto-down", "c auto-down"]);
+    // each leader downs what it has seen unreachable for afterMs, on its first round after
+    const seen = w.when("a: unreachable-member c") as number;
+    expect(decisions(w)).toEqual([
+      `${seen + 3000} a: DOWN c (auto-down: unreachable for at least 3000 ms)`,
+      `${seen + 3000} c: DOWN a,b (auto-down: unreachable for at least 3000 ms)`,
+    ]);
   });
 });

@@ -13,6 +13,7 @@ import { addressOf } from "../../../src/core/membership/address.js";
 import { clockKeyOf, gossipOf, incrementVersion } from "../../../src/core/membership/gossip.js";
 import type { MembershipInput } from "../../../src/core/membership/membership-machine.js";
 import { MembershipKind } from "../../../src/core/membership/membership-messages.js";
+import type { MembershipState } from "../../../src/core/membership/membership-state.js";
 import {
   type UniqueAddress,
   uniqueAddressOf,
@@ -66,6 +67,16 @@ describe("membership machine: joining", () => {
     expect(w.view("b")).toBe("a=up b=up");
     // no second broadcast: later rounds are digests and targeted gossip
     expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b GossipStatus"]);
+  });
+
+  it("a member notes once, at debug level, that it is up and the resolver may act", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    const note = "up, so the cluster has converged once: the split brain resolver may act";
+    expect([...logsOf(w, "a", note), ...logsOf(w, "b", note)]).toEqual([
+      { level: "debug", fields: undefined },
+      { level: "debug", fields: undefined },
+    ]);
   });
 
   it("a join request to a node that is no member yet gets no welcome", () => {
@@ -172,8 +183,11 @@ describe("membership machine: commands", () => {
     const a = w.machine("a");
     w.feed("b", { type: "leave", host: "b", port: 2552 });
     const seen: string[] = [];
+    let whileExiting: MembershipState | undefined;
     for (let i = 0; i < 10; i++) {
       w.run(TICK_MS);
+      if (whileExiting === undefined && a.exitingConfirmedIn(a.state).length > 0)
+        whileExiting = a.state;
       seen.push(
         a
           .exitingConfirmedIn(a.state)
@@ -184,6 +198,8 @@ describe("membership machine: commands", () => {
     expect(seen).toContain("b");
     expect(seen.at(-1)).toBe("");
     expect(a.exitingConfirmedIn(w.machine("c").state)).toEqual([]);
+    // the confirmation itself is forgotten with the removal, not just filtered out
+    expect(a.exitingConfirmedIn(whileExiting as MembershipState)).toEqual([]);
   });
 });
 
@@ -504,7 +520,50 @@ describe("membership machine: own stall", () => {
     expect(after.filter((l) => l.startsWith("a: warn marking"))).toEqual([]);
     expect(after).toContain("b: reachable-member a");
     expect(after).toContain("c: reachable-member a");
+    expect(after).toContain("b: info marking node as reachable again");
     expect(w.machine("a").state.latestGossip.overview.reachability.records).toEqual([]);
+  });
+
+  it("right after a stall, a member that stopped answering before it is marked only once the verdicts are no longer suspect", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    w.pause("c");
+    w.run(2500);
+    w.pause("a");
+    w.run(8000);
+    const resumed = w.now;
+    w.resume("a");
+    w.run(6000);
+    // suspect for 2 s after the stall: the first reaper round after that marks c
+    expect(w.when("a: warn marking node as unreachable")).toBe(resumed + 2500);
+    expect(
+      logsOf(w, "a", "not marking node as unreachable: own verdicts suspect after a stall"),
+    ).toEqual([{ level: "debug", fields: { node: "shardkit://sk@c:2552#3" } }]);
+    expect(logsOf(w, "a", "marking node as unreachable")).toEqual([
+      { level: "warn", fields: { node: "shardkit://sk@c:2552#3", phi: expect.any(Number) } },
+    ]);
+  });
+
+  it("the resolver does not count this member's own stall as time the view was stable", () => {
+    const downAt = (pauseMs: number) => {
+      const w = new MembershipWorld({ seeds: ["a"], downing: { stableAfterMs: 10_000 } });
+      w.formCluster(["a", "b", "c"]);
+      w.pause("c");
+      w.runUntil(() => w.when("a: unreachable-member c") !== undefined, 20_000);
+      const seen = w.now;
+      w.run(3000);
+      if (pauseMs > 0) {
+        w.pause("a");
+        w.run(pauseMs);
+        w.resume("a");
+      }
+      w.run(20_000);
+      const line = "a: DOWN c (keep-majority: majority: 2 reachable vs 1 unreachable members)";
+      return (w.when(line) as number) - seen;
+    };
+    expect(downAt(0)).toBe(10_000);
+    // a 4 s pause reported as a 3 s stall (one tick late is on time): 3 s later
+    expect(downAt(4000)).toBe(13_000);
   });
 
   it("a stall within the acceptable pause is not reported; the event-loop delay counts as a stall", () => {

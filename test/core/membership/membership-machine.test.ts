@@ -478,6 +478,29 @@ describe("membership machine: failure detection", () => {
     expect(detector?.isAvailable(w.now)).toBe(true);
   });
 
+  it("an observer the ring no longer assigns to an unreachable member withdraws its mark", () => {
+    // one monitor per member: on the ring c -> a -> b -> c, a alone watches b
+    const w = new MembershipWorld({ seeds: ["a"], settings: { monitoredByNrOfMembers: 1 } });
+    w.formCluster(["a", "b", "c"]);
+    w.pause("b");
+    w.runUntil(() => w.when("a: unreachable-member b") !== undefined, 20_000);
+    const from = w.trace.length;
+    // d lands between a and b on the ring: once weakly-up it is a's receiver, and d watches b
+    w.add("d");
+    w.feed("d", { type: "start" });
+    w.run(12_000);
+    const lines = w.trace.slice(from).filter((l) => /^a: .*(monitor|reachable)|^d: warn/.test(l));
+    expect(lines).toEqual([
+      "a: info no longer monitoring node: withdrawing its unreachable mark",
+      "a: reachable-member b",
+      "d: warn marking node as unreachable",
+      "a: unreachable-member b",
+    ]);
+    expect(logsOf(w, "a", "no longer monitoring node: withdrawing its unreachable mark")).toEqual([
+      { level: "info", fields: { node: "shardkit://sk@b:2552#2" } },
+    ]);
+  });
+
   it("tombstones are pruned pruneGossipTombstonesAfterMs after the removal", () => {
     const w = new MembershipWorld({
       seeds: ["a"],

@@ -11,7 +11,10 @@ import {
 } from "../../../src/core/downing/sbr-settings.js";
 import { addressOf } from "../../../src/core/membership/address.js";
 import { clockKeyOf, gossipOf, incrementVersion } from "../../../src/core/membership/gossip.js";
-import type { MembershipInput } from "../../../src/core/membership/membership-machine.js";
+import type {
+  MembershipInput,
+  MembershipOutput,
+} from "../../../src/core/membership/membership-machine.js";
 import { MembershipKind } from "../../../src/core/membership/membership-messages.js";
 import type { MembershipState } from "../../../src/core/membership/membership-state.js";
 import {
@@ -84,6 +87,9 @@ describe("membership machine: joining", () => {
     w.add("a").add("b");
     expect(w.feed("b", { type: "join", to: { ...addressOfName("a") } })).toEqual(["b -> a Join"]);
     expect(noGossip(w.deliver())).toEqual(["a: info join refused"]);
+    expect(logsOf(w, "a", "join refused")).toEqual([
+      { level: "info", fields: { node: "shardkit://sk@b:2552#2", reason: "not-initialized" } },
+    ]);
     expect(w.isMember("b")).toBe(false);
   });
 
@@ -108,6 +114,159 @@ describe("membership machine: joining", () => {
     // its first round is one targeted gossip to the member that has not seen it, not a
     // broadcast to every member
     expect(w.feed("b", { type: "gossip-tick" })).toEqual(["b -> c Gossip"]);
+  });
+});
+
+describe("membership machine: messages", () => {
+  const join = { kind: MembershipKind.Join, roles: [], appVersion: "1.0.0" } as const;
+  const hostsOf = (outputs: readonly MembershipOutput[]) =>
+    outputs.flatMap((o) =>
+      o.type === "send" ? [`${o.to.host} ${KIND_NAME.get(o.message.kind)}`] : [],
+    );
+
+  it("two seeds started together: neither is a member, each nacks the other, the first forms the cluster", () => {
+    const w = new MembershipWorld({ seeds: ["a", "b"] });
+    w.add("a").add("b");
+    w.feed("b", { type: "start" });
+    w.feed("a", { type: "start" });
+    expect(w.deliver()).toEqual([
+      "a -> b InitJoinNack",
+      "b -> a InitJoinNack",
+      "a: info formed a new cluster",
+      "a: member-joined a",
+      "a: leader-changed a",
+      "a: member-up a",
+    ]);
+    w.run(6000);
+    expect(w.view("b")).toBe("a=up b=up");
+  });
+
+  it("a gossip for another incarnation or an unreadable recipient is ignored without a reply", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    const a = w.machine("a");
+    const b = w.machine("b").state.selfUniqueAddress;
+    const gossip = a.state.latestGossip;
+    const other = uniqueAddressToString(uniqueAddressOf(a.state.selfUniqueAddress.address, 99));
+    for (const to of [other, "not an address"])
+      expect(
+        a.handle(
+          { type: "received", from: b, message: { kind: MembershipKind.Gossip, to, gossip } },
+          w.now,
+        ),
+      ).toEqual([]);
+  });
+
+  it("a gossip status with an unreadable version is ignored; a newer one is answered with a status", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    const a = w.machine("a");
+    const b = w.machine("b").state.selfUniqueAddress;
+    const status = (version: [string, number][]) =>
+      a.handle(
+        {
+          type: "received",
+          from: b,
+          message: { kind: MembershipKind.GossipStatus, version, seenDigest: 0 },
+        },
+        w.now,
+      );
+    expect(status([["x", -1]])).toEqual([]);
+    const newer: [string, number][] = [
+      ...a.state.latestGossip.version.entries.map(([k, c]): [string, number] => [k, c]),
+      ["zzz", 1],
+    ];
+    // b has something a has not: a sends its status, so that b sends its gossip
+    expect(hostsOf(status(newer))).toEqual(["b GossipStatus"]);
+  });
+
+  it("a member that asks to join again is welcomed again; a new incarnation downs the old one", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c", "d"]);
+    const b = w.machine("b").state.selfUniqueAddress;
+    expect(w.feed("a", { type: "received", from: b, message: join })).toEqual(["a -> b Welcome"]);
+    expect(
+      w.feed("a", { type: "received", from: uniqueAddressOf(b.address, 99), message: join }),
+    ).toEqual(["a: member-downed b", "a: unreachable-member b"]);
+    // the change goes to every member but the downed one with the next round
+    expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> c Gossip", "a -> d Gossip"]);
+  });
+
+  it("joins beyond the admission rate wait in the queue; beyond the queue they are dropped", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      settings: { joinAdmissionQueueMax: 1, maxJoinsAdmittedPerSecond: 1 },
+    });
+    w.formCluster(["a"]);
+    const b = w.machine("a").state.selfUniqueAddress;
+    const node = (host: string) => uniqueAddressOf({ ...b.address, host }, 50);
+    const a = w.machine("a");
+    expect(hostsOf(a.handle({ type: "received", from: node("x"), message: join }, w.now))).toEqual([
+      "x Welcome",
+    ]);
+    expect(a.handle({ type: "received", from: node("y"), message: join }, w.now)).toEqual([]);
+    expect(a.handle({ type: "received", from: node("z"), message: join }, w.now)).toEqual([
+      {
+        type: "log",
+        level: "info",
+        message: "join request dropped: admission queue full (the node retries)",
+        fields: { node: "shardkit://sk@z:2552#50", queued: 1 },
+      },
+    ]);
+  });
+
+  it("a welcome counts only from the node this one asked to join", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "c"]);
+    w.add("b");
+    const [a, c] = ["a", "c"].map((n) => w.machine(n).state.selfUniqueAddress) as [
+      UniqueAddress,
+      UniqueAddress,
+    ];
+    expect(w.feed("b", { type: "join", to: a.address })).toEqual(["b -> a Join"]);
+    const reply = w
+      .machine("a")
+      .handle(
+        { type: "received", from: w.machine("b").state.selfUniqueAddress, message: join },
+        w.now,
+      )
+      .find((o) => o.type === "send");
+    const welcome = reply?.type === "send" ? reply.message : join;
+    expect(welcome.kind).toBe(MembershipKind.Welcome);
+    expect(w.feed("b", { type: "received", from: c, message: welcome })).toEqual([]);
+    expect(w.feed("b", { type: "received", from: a, message: welcome })).toContain(
+      "b: info welcomed into the cluster",
+    );
+    expect(logsOf(w, "b", "welcomed into the cluster")).toEqual([
+      { level: "info", fields: { by: "shardkit://sk@a:2552#1" } },
+    ]);
+  });
+
+  it("a welcome counts only from the seed node this one sent its Join to", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "c"]);
+    w.add("b");
+    const [a, c] = ["a", "c"].map((n) => w.machine(n).state.selfUniqueAddress) as [
+      UniqueAddress,
+      UniqueAddress,
+    ];
+    const b = w.machine("b");
+    b.handle({ type: "start" }, w.now);
+    expect(
+      hostsOf(
+        b.handle(
+          { type: "received", from: a, message: { kind: MembershipKind.InitJoinAck } },
+          w.now,
+        ),
+      ),
+    ).toEqual(["a Join"]);
+    const reply = w
+      .machine("a")
+      .handle({ type: "received", from: b.state.selfUniqueAddress, message: join }, w.now)
+      .find((o) => o.type === "send");
+    const welcome = reply?.type === "send" ? reply.message : join;
+    expect(b.handle({ type: "received", from: c, message: welcome }, w.now)).toEqual([]);
+    expect(b.joinedOnce).toBe(false);
   });
 });
 
@@ -202,6 +361,10 @@ describe("membership machine: commands", () => {
     expect(a.exitingConfirmedIn(whileExiting as MembershipState)).toEqual([]);
   });
 });
+
+const KIND_NAME = new Map<number, string>(
+  Object.entries(MembershipKind).map(([name, kind]) => [kind, name]),
+);
 
 /** The log outputs of `node` with `message`, as level and fields. */
 function logsOf(w: MembershipWorld, node: string, message: string) {

@@ -15,7 +15,10 @@ import type {
   MembershipInput,
   MembershipOutput,
 } from "../../../src/core/membership/membership-machine.js";
-import { MembershipKind } from "../../../src/core/membership/membership-messages.js";
+import {
+  MembershipKind,
+  type MembershipMessage,
+} from "../../../src/core/membership/membership-messages.js";
 import type { MembershipState } from "../../../src/core/membership/membership-state.js";
 import {
   type UniqueAddress,
@@ -118,7 +121,7 @@ describe("membership machine: joining", () => {
 });
 
 describe("membership machine: messages", () => {
-  const join = { kind: MembershipKind.Join, roles: [], appVersion: "1.0.0" } as const;
+  const join: MembershipMessage = { kind: MembershipKind.Join, roles: [], appVersion: "1.0.0" };
   const hostsOf = (outputs: readonly MembershipOutput[]) =>
     outputs.flatMap((o) =>
       o.type === "send" ? [`${o.to.host} ${KIND_NAME.get(o.message.kind)}`] : [],

@@ -685,6 +685,54 @@ describe("membership machine: failure detection", () => {
   });
 });
 
+describe("membership machine: lease-majority on a member that was never up", () => {
+  it("withholds the others once per withheld list, changes nothing, and asks again", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      hasLease: true,
+      downing: {
+        stableAfterMs: 5000,
+        activeStrategy: "lease-majority",
+        leaseMajority: { leaseImplementation: "test-lease" },
+      },
+    });
+    w.formCluster(["a"]);
+    w.add("c");
+    w.feed("c", { type: "start" });
+    w.deliver();
+    // cut before c sees itself up: it moves itself to weakly-up, but was never up
+    w.partition(["a"], ["c"]);
+    w.run(15_000);
+    expect(w.view("c")).toBe("a=up c=weakly-up");
+    const reason =
+      "lease-majority: minority side: acquire the lease after a delay (lease acquired)";
+    expect(w.feed("c", { type: "lease-result", acquired: true })).toEqual([
+      "c: warn split brain resolver: not downing other members: this member was never up, so the cluster has not converged with it yet (downing.actBeforeFirstConvergence is false)",
+      `c: DOWN nothing (${reason})`,
+    ]);
+    // the answer is in: the next decision asks for the lease again
+    expect(w.run(3000)).toContain("c: acquire-lease 2000");
+    // the same withheld list again: no second warning, and nothing changes (no new state)
+    const c = w.machine("c");
+    expect(c.handle({ type: "lease-result", acquired: true }, w.now)).toEqual([
+      {
+        type: "downing",
+        by: "split brain resolver",
+        decision: "down-unreachable",
+        nodes: [],
+        reason,
+      },
+    ]);
+    expect(
+      logsOf(
+        w,
+        "c",
+        "split brain resolver: not downing other members: this member was never up, so the cluster has not converged with it yet (downing.actBeforeFirstConvergence is false)",
+      ),
+    ).toEqual([{ level: "warn", fields: { withheld: ["shardkit://sk@a:2552#1"], reason } }]);
+  });
+});
+
 describe("membership machine: own stall", () => {
   const STALL_WARNING =
     "a: warn this member itself was stalled (event loop blocked or starved of CPU) longer " +

@@ -10,6 +10,7 @@ export default {
   testRunner: "vitest",
   vitest: { configFile: "vitest.mutate.config.ts", related: true },
   checkers: ["typescript"],
+  // scripts/mutate.mjs --narrow-check: only the mutated files and their imports
   tsconfigFile: process.env.SHARDKIT_MUTATE_TSCONFIG ?? "tsconfig.json",
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   // Each mutant runs only the tests that executed its code in the initial run.

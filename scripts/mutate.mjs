@@ -5,10 +5,14 @@
 // (also accepted as core/<name>); no folder = all of them, one after the other. A path
 // under src/ (a file, a glob, or file:from-to lines) mutates only that.
 // Each folder has its own incremental file and reports under reports/mutation/.
-// Extra arguments starting with "--" go to Stryker (e.g. --concurrency 2).
+// Extra arguments starting with "--" go to Stryker (e.g. --concurrency 2), except
+// --narrow-check: the TypeScript checker then compiles only the mutated files and what
+// they import (tsconfig.mutate.json, written here) instead of the whole project, several
+// times faster on a loaded machine; a mutant whose type error would show only in a file
+// importing the mutated one is then run instead of discarded.
 // The PostgreSQL journal's conflict checks are only exercised when SHARDKIT_PG_URL is set.
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 
 const FOLDERS = {
   coordinator: ["src/core/coordinator/**/*.ts"],
@@ -55,9 +59,11 @@ for (const [range, text] of Object.entries(RANGE_STARTS)) {
 const args = process.argv.slice(2);
 const names = [];
 const passThrough = [];
+let narrowCheck = false;
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
-  if (a.startsWith("--")) {
+  if (a === "--narrow-check") narrowCheck = true;
+  else if (a.startsWith("--")) {
     passThrough.push(a);
     if (i + 1 < args.length && !args[i + 1].startsWith("--") && !a.includes("=")) {
       passThrough.push(args[++i]);
@@ -81,10 +87,17 @@ let failed = 0;
 for (const name of selected) {
   const mutate = [...FOLDERS[name], ...EXCLUDE].join(",");
   console.log(`\n=== mutate ${name}: ${mutate}`);
+  const env = { ...process.env, SHARDKIT_MUTATE_FOLDER: name };
+  if (narrowCheck) {
+    const include = FOLDERS[name].map((p) => p.replace(/:\d+-\d+$/, ""));
+    const tsconfig = { extends: "./tsconfig.json", include };
+    writeFileSync("tsconfig.mutate.json", `${JSON.stringify(tsconfig, null, 2)}\n`);
+    env.SHARDKIT_MUTATE_TSCONFIG = "tsconfig.mutate.json";
+  }
   const r = spawnSync(
     "npx",
     ["stryker", "run", "stryker.config.mjs", "--mutate", mutate, ...passThrough],
-    { stdio: "inherit", env: { ...process.env, SHARDKIT_MUTATE_FOLDER: name } },
+    { stdio: "inherit", env },
   );
   if (r.status !== 0) failed++;
 }

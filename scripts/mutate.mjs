@@ -7,7 +7,7 @@
 // Each folder has its own incremental file and reports under reports/mutation/.
 // Extra arguments starting with "--" go to Stryker (e.g. --concurrency 2), except
 // --narrow-check: the TypeScript checker then compiles only the mutated files and what
-// they import (tsconfig.mutate.json, written here) instead of the whole project, several
+// they import (tsconfig.mutate-<name>.json, written here) instead of the whole project, several
 // times faster on a loaded machine; a mutant whose type error would show only in a file
 // importing the mutated one is then run instead of discarded.
 // The PostgreSQL journal's conflict checks are only exercised when SHARDKIT_PG_URL is set.
@@ -91,8 +91,11 @@ for (const name of selected) {
   if (narrowCheck) {
     const include = FOLDERS[name].map((p) => p.replace(/:\d+-\d+$/, ""));
     const tsconfig = { extends: "./tsconfig.json", include };
-    writeFileSync("tsconfig.mutate.json", `${JSON.stringify(tsconfig, null, 2)}\n`);
-    env.SHARDKIT_MUTATE_TSCONFIG = "tsconfig.mutate.json";
+    // one file per name, so that runs side by side do not share it (the root: Stryker
+    // copies the project into its sandbox, but not reports/)
+    const file = `tsconfig.mutate-${name}.json`;
+    writeFileSync(file, `${JSON.stringify(tsconfig, null, 2)}\n`);
+    env.SHARDKIT_MUTATE_TSCONFIG = file;
   }
   const r = spawnSync(
     "npx",

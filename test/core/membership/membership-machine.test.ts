@@ -412,6 +412,9 @@ describe("membership machine: split brain resolver", () => {
     // a downed member is quarantined at once and stops with a warning (it did not leave)
     expect(w.trace).not.toContain("a: quarantine c after 5000");
     expect(w.trace).toContain("c: warn removed from the cluster; stopping");
+    expect(logsOf(w, "c", "removed from the cluster; stopping")).toEqual([
+      { level: "warn", fields: { reason: "this member was downed" } },
+    ]);
     expect(w.trace).toContain("a: member-removed c (was down)");
     expect(w.view("a")).toBe("a=up b=up");
   });

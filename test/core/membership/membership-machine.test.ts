@@ -764,6 +764,9 @@ describe("membership machine: own stall", () => {
     expect(after).toContain("b: reachable-member a");
     expect(after).toContain("c: reachable-member a");
     expect(after).toContain("b: info marking node as reachable again");
+    expect(logsOf(w, "b", "marking node as reachable again")).toEqual([
+      { level: "info", fields: { node: "shardkit://sk@a:2552#1" } },
+    ]);
     expect(w.machine("a").state.latestGossip.overview.reachability.records).toEqual([]);
   });
 

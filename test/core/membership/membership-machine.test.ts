@@ -65,6 +65,16 @@ describe("membership machine: joining", () => {
       "b -> a Gossip",
     ]);
     expect(w.view("a")).toBe("a=up b=joining");
+    expect(logsOf(w, "a", "node joining")).toEqual([
+      { level: "info", fields: { node: "shardkit://sk@b:2552#2" } },
+    ]);
+    // the seed-node conversations are over: each cancels its seed timers
+    expect(w.outputs.filter((o) => o.output.type.startsWith("cancel-seed"))).toEqual([
+      { node: "a", output: { type: "cancel-seed-timers" } },
+      { node: "b", output: { type: "cancel-seed-timer", timer: "seed-node-timeout" } },
+      { node: "b", output: { type: "cancel-seed-timer", timer: "join-retry" } },
+      { node: "b", output: { type: "cancel-seed-timers" } },
+    ]);
     // every member has seen the state: the leader moves b up on its next round
     expect(w.feed("a", { type: "leader-tick" })).toEqual(["a: member-up b"]);
     // the change goes to every member with the next gossip round
@@ -1073,6 +1083,18 @@ describe("membership machine: a removed member that talks again", () => {
     expect(w.feed("a", status)).toEqual([]);
     w.run(TICK_MS);
     expect(w.feed("a", status)).toEqual(["a -> c Gossip"]);
+    // a full gossip from it is answered the same way
+    w.run(TICK_MS);
+    const gossip: MembershipInput = {
+      type: "received",
+      from: c,
+      message: {
+        kind: MembershipKind.Gossip,
+        to: uniqueAddressToString(w.machine("a").state.selfUniqueAddress),
+        gossip: w.machine("c").state.latestGossip,
+      },
+    };
+    expect(w.feed("a", gossip)).toEqual(["a -> c Gossip"]);
   });
 });
 

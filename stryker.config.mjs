@@ -10,7 +10,8 @@ export default {
   testRunner: "vitest",
   vitest: { configFile: "vitest.mutate.config.ts", related: true },
   checkers: ["typescript"],
-  tsconfigFile: "tsconfig.json",
+  // scripts/mutate.mjs --narrow-check: only the mutated files and their imports
+  tsconfigFile: process.env.SHARDKIT_MUTATE_TSCONFIG ?? "tsconfig.json",
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
   // Each mutant runs only the tests that executed its code in the initial run.
   coverageAnalysis: "perTest",

@@ -400,8 +400,12 @@ export class MembershipMachine {
     this.out.push({ type: "state-changed", state: next });
     const evts = events ?? diffClusterEvents(before, next);
     for (const e of evts) {
-      if (e.type === "member-removed" && key(e.member.uniqueAddress) !== key(this.self))
-        this.quarantineRemoved(e.member, e.previousStatus);
+      if (e.type === "member-removed") {
+        // removed by this leader or another one: its confirmation is of no more use
+        this.exitingConfirmed.delete(key(e.member.uniqueAddress));
+        if (key(e.member.uniqueAddress) !== key(this.self))
+          this.quarantineRemoved(e.member, e.previousStatus);
+      }
       this.out.push({ type: "publish", event: e });
     }
     if (convergence(next, this.exitingConfirmedIn(next))) this.lastConvergenceAt = this.nowMs;
@@ -517,7 +521,6 @@ export class MembershipMachine {
       maxMembersUpPerRound: this.settings.maxMembersUpPerLeaderRound,
     });
     if (r.type === "changed") {
-      for (const n of r.removedExitingConfirmed) this.exitingConfirmed.delete(key(n));
       this.setState(r.state, r.events);
       for (const n of r.exitingGossipTargets) this.sendGossip(n);
       // Removed members are no gossip targets any more: tell them directly, so they
@@ -787,7 +790,9 @@ export class MembershipMachine {
           this.detectors.get(key(from))?.heartbeat(this.nowMs);
         return;
       case MembershipKind.ExitingConfirmed:
-        this.exitingConfirmed.add(m.node);
+        // Only a member's: a leaver confirms again until it learns of its removal, and a
+        // confirmation arriving after the removal would otherwise be kept for good.
+        if (this.memberByKey(m.node) !== undefined) this.exitingConfirmed.add(m.node);
         return;
     }
   }

@@ -9,8 +9,22 @@ import {
   downAllWhenUnstableMsOf,
   resolveSbrSettings,
 } from "../../../src/core/downing/sbr-settings.js";
-import type { MembershipInput } from "../../../src/core/membership/membership-machine.js";
-import { MembershipKind } from "../../../src/core/membership/membership-messages.js";
+import { addressOf } from "../../../src/core/membership/address.js";
+import { clockKeyOf, gossipOf, incrementVersion } from "../../../src/core/membership/gossip.js";
+import type {
+  MembershipInput,
+  MembershipOutput,
+} from "../../../src/core/membership/membership-machine.js";
+import {
+  MembershipKind,
+  type MembershipMessage,
+} from "../../../src/core/membership/membership-messages.js";
+import type { MembershipState } from "../../../src/core/membership/membership-state.js";
+import {
+  type UniqueAddress,
+  uniqueAddressOf,
+  uniqueAddressToString,
+} from "../../../src/core/membership/unique-address.js";
 import { MembershipWorld, TICK_MS } from "./membership-world.js";
 
 const downingKinds = (w: MembershipWorld) =>
@@ -51,6 +65,16 @@ describe("membership machine: joining", () => {
       "b -> a Gossip",
     ]);
     expect(w.view("a")).toBe("a=up b=joining");
+    expect(logsOf(w, "a", "node joining")).toEqual([
+      { level: "info", fields: { node: "shardkit://sk@b:2552#2" } },
+    ]);
+    // the seed-node conversations are over: each cancels its seed timers
+    expect(w.outputs.filter((o) => o.output.type.startsWith("cancel-seed"))).toEqual([
+      { node: "a", output: { type: "cancel-seed-timers" } },
+      { node: "b", output: { type: "cancel-seed-timer", timer: "seed-node-timeout" } },
+      { node: "b", output: { type: "cancel-seed-timer", timer: "join-retry" } },
+      { node: "b", output: { type: "cancel-seed-timers" } },
+    ]);
     // every member has seen the state: the leader moves b up on its next round
     expect(w.feed("a", { type: "leader-tick" })).toEqual(["a: member-up b"]);
     // the change goes to every member with the next gossip round
@@ -61,11 +85,24 @@ describe("membership machine: joining", () => {
     expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b GossipStatus"]);
   });
 
+  it("a member notes once, at debug level, that it is up and the resolver may act", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    const note = "up, so the cluster has converged once: the split brain resolver may act";
+    expect([...logsOf(w, "a", note), ...logsOf(w, "b", note)]).toEqual([
+      { level: "debug", fields: undefined },
+      { level: "debug", fields: undefined },
+    ]);
+  });
+
   it("a join request to a node that is no member yet gets no welcome", () => {
     const w = new MembershipWorld();
     w.add("a").add("b");
     expect(w.feed("b", { type: "join", to: { ...addressOfName("a") } })).toEqual(["b -> a Join"]);
     expect(noGossip(w.deliver())).toEqual(["a: info join refused"]);
+    expect(logsOf(w, "a", "join refused")).toEqual([
+      { level: "info", fields: { node: "shardkit://sk@b:2552#2", reason: "not-initialized" } },
+    ]);
     expect(w.isMember("b")).toBe(false);
   });
 
@@ -79,6 +116,171 @@ describe("membership machine: joining", () => {
     w.deliver();
     expect([w.machine("a").joinedOnce, w.machine("b").joinedOnce]).toEqual([true, true]);
   });
+
+  it("a member just welcomed into the cluster has no change of its own to broadcast", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "c"]);
+    w.add("b");
+    w.feed("b", { type: "start" });
+    // b tells a (its welcomer) that it has seen the welcome gossip
+    expect(w.deliver()).toContain("b -> a Gossip");
+    // its first round is one targeted gossip to the member that has not seen it, not a
+    // broadcast to every member
+    expect(w.feed("b", { type: "gossip-tick" })).toEqual(["b -> c Gossip"]);
+  });
+});
+
+describe("membership machine: messages", () => {
+  const join: MembershipMessage = { kind: MembershipKind.Join, roles: [], appVersion: "1.0.0" };
+  const hostsOf = (outputs: readonly MembershipOutput[]) =>
+    outputs.flatMap((o) =>
+      o.type === "send" ? [`${o.to.host} ${KIND_NAME.get(o.message.kind)}`] : [],
+    );
+
+  it("two seeds started together: neither is a member, each nacks the other, the first forms the cluster", () => {
+    const w = new MembershipWorld({ seeds: ["a", "b"] });
+    w.add("a").add("b");
+    w.feed("b", { type: "start" });
+    w.feed("a", { type: "start" });
+    expect(w.deliver()).toEqual([
+      "a -> b InitJoinNack",
+      "b -> a InitJoinNack",
+      "a: info formed a new cluster",
+      "a: member-joined a",
+      "a: leader-changed a",
+      "a: member-up a",
+    ]);
+    w.run(6000);
+    expect(w.view("b")).toBe("a=up b=up");
+  });
+
+  it("a gossip for another incarnation or an unreadable recipient is ignored without a reply", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    const a = w.machine("a");
+    const b = w.machine("b").state.selfUniqueAddress;
+    const gossip = a.state.latestGossip;
+    const other = uniqueAddressToString(uniqueAddressOf(a.state.selfUniqueAddress.address, 99));
+    for (const to of [other, "not an address"])
+      expect(
+        a.handle(
+          { type: "received", from: b, message: { kind: MembershipKind.Gossip, to, gossip } },
+          w.now,
+        ),
+      ).toEqual([]);
+  });
+
+  it("a gossip status with an unreadable version is ignored; a newer one is answered with a status", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    const a = w.machine("a");
+    const b = w.machine("b").state.selfUniqueAddress;
+    const status = (version: [string, number][]) =>
+      a.handle(
+        {
+          type: "received",
+          from: b,
+          message: { kind: MembershipKind.GossipStatus, version, seenDigest: 0 },
+        },
+        w.now,
+      );
+    expect(status([["x", -1]])).toEqual([]);
+    const newer: [string, number][] = [
+      ...a.state.latestGossip.version.entries.map(([k, c]): [string, number] => [k, c]),
+      ["zzz", 1],
+    ];
+    // b has something a has not: a sends its status, so that b sends its gossip
+    expect(hostsOf(status(newer))).toEqual(["b GossipStatus"]);
+  });
+
+  it("a member that asks to join again is welcomed again; a new incarnation downs the old one", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c", "d"]);
+    const b = w.machine("b").state.selfUniqueAddress;
+    expect(w.feed("a", { type: "received", from: b, message: join })).toEqual(["a -> b Welcome"]);
+    expect(
+      w.feed("a", { type: "received", from: uniqueAddressOf(b.address, 99), message: join }),
+    ).toEqual(["a: member-downed b", "a: unreachable-member b"]);
+    // the change goes to every member but the downed one with the next round
+    expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> c Gossip", "a -> d Gossip"]);
+  });
+
+  it("joins beyond the admission rate wait in the queue; beyond the queue they are dropped", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      settings: { joinAdmissionQueueMax: 1, maxJoinsAdmittedPerSecond: 1 },
+    });
+    w.formCluster(["a"]);
+    const b = w.machine("a").state.selfUniqueAddress;
+    const node = (host: string) => uniqueAddressOf({ ...b.address, host }, 50);
+    const a = w.machine("a");
+    expect(hostsOf(a.handle({ type: "received", from: node("x"), message: join }, w.now))).toEqual([
+      "x Welcome",
+    ]);
+    expect(a.handle({ type: "received", from: node("y"), message: join }, w.now)).toEqual([]);
+    expect(a.handle({ type: "received", from: node("z"), message: join }, w.now)).toEqual([
+      {
+        type: "log",
+        level: "info",
+        message: "join request dropped: admission queue full (the node retries)",
+        fields: { node: "shardkit://sk@z:2552#50", queued: 1 },
+      },
+    ]);
+  });
+
+  it("a welcome counts only from the node this one asked to join", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "c"]);
+    w.add("b");
+    const [a, c] = ["a", "c"].map((n) => w.machine(n).state.selfUniqueAddress) as [
+      UniqueAddress,
+      UniqueAddress,
+    ];
+    expect(w.feed("b", { type: "join", to: a.address })).toEqual(["b -> a Join"]);
+    const reply = w
+      .machine("a")
+      .handle(
+        { type: "received", from: w.machine("b").state.selfUniqueAddress, message: join },
+        w.now,
+      )
+      .find((o) => o.type === "send");
+    const welcome = reply?.type === "send" ? reply.message : join;
+    expect(welcome.kind).toBe(MembershipKind.Welcome);
+    expect(w.feed("b", { type: "received", from: c, message: welcome })).toEqual([]);
+    expect(w.feed("b", { type: "received", from: a, message: welcome })).toContain(
+      "b: info welcomed into the cluster",
+    );
+    expect(logsOf(w, "b", "welcomed into the cluster")).toEqual([
+      { level: "info", fields: { by: "shardkit://sk@a:2552#1" } },
+    ]);
+  });
+
+  it("a welcome counts only from the seed node this one sent its Join to", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "c"]);
+    w.add("b");
+    const [a, c] = ["a", "c"].map((n) => w.machine(n).state.selfUniqueAddress) as [
+      UniqueAddress,
+      UniqueAddress,
+    ];
+    const b = w.machine("b");
+    b.handle({ type: "start" }, w.now);
+    expect(
+      hostsOf(
+        b.handle(
+          { type: "received", from: a, message: { kind: MembershipKind.InitJoinAck } },
+          w.now,
+        ),
+      ),
+    ).toEqual(["a Join"]);
+    const reply = w
+      .machine("a")
+      .handle({ type: "received", from: b.state.selfUniqueAddress, message: join }, w.now)
+      .find((o) => o.type === "send");
+    const welcome = reply?.type === "send" ? reply.message : join;
+    expect(b.handle({ type: "received", from: c, message: welcome }, w.now)).toEqual([]);
+    expect(b.joinedOnce).toBe(false);
+  });
 });
 
 describe("membership machine: read-only view", () => {
@@ -89,6 +291,8 @@ describe("membership machine: read-only view", () => {
     expect(w.feed("a", { type: "start" })).toContain("a: info formed a new cluster");
     expect(w.machine("a").joinsThroughSeeds).toBe(true);
     expect(w.feed("a", { type: "start" })).toEqual([]);
+    // not even a seed timer: the seed-node conversation is not started again
+    expect(w.machine("a").handle({ type: "start" }, w.now)).toEqual([]);
     const noSeeds = new MembershipWorld();
     noSeeds.add("a");
     expect(noSeeds.feed("a", { type: "start" })).toEqual([]);
@@ -125,7 +329,12 @@ describe("membership machine: commands", () => {
     w.formCluster(["a", "b", "c"]);
     expect(w.feed("a", { type: "down", host: "c", port: 2552 })).toEqual(["a: member-downed c"]);
     expect(w.feed("a", { type: "down", host: "c", port: 2552 })).toEqual([]);
+    // not even a new version of the gossip
+    expect(w.machine("a").handle({ type: "down", host: "c", port: 2552 }, w.now)).toEqual([]);
     expect(w.feed("a", { type: "down", host: "zz", port: 2552 })).toEqual([]);
+    // host and port both name the member: another port of b's host is no member
+    expect(w.feed("a", { type: "down", host: "b", port: 2553 })).toEqual([]);
+    expect(w.feed("a", { type: "leave", host: "b", port: 2553 })).toEqual([]);
     expect(w.feed("a", { type: "leave", host: "zz", port: 2552 })).toEqual([]);
     expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b Gossip"]);
   });
@@ -146,8 +355,11 @@ describe("membership machine: commands", () => {
     const a = w.machine("a");
     w.feed("b", { type: "leave", host: "b", port: 2552 });
     const seen: string[] = [];
+    let whileExiting: MembershipState | undefined;
     for (let i = 0; i < 10; i++) {
       w.run(TICK_MS);
+      if (whileExiting === undefined && a.exitingConfirmedIn(a.state).length > 0)
+        whileExiting = a.state;
       seen.push(
         a
           .exitingConfirmedIn(a.state)
@@ -158,8 +370,23 @@ describe("membership machine: commands", () => {
     expect(seen).toContain("b");
     expect(seen.at(-1)).toBe("");
     expect(a.exitingConfirmedIn(w.machine("c").state)).toEqual([]);
+    // the confirmation itself is forgotten with the removal, not just filtered out
+    expect(a.exitingConfirmedIn(whileExiting as MembershipState)).toEqual([]);
   });
 });
+
+const KIND_NAME = new Map<number, string>(
+  Object.entries(MembershipKind).map(([name, kind]) => [kind, name]),
+);
+
+/** The log outputs of `node` with `message`, as level and fields. */
+function logsOf(w: MembershipWorld, node: string, message: string) {
+  return w.outputs.flatMap(({ node: n, output }) =>
+    n === node && output.type === "log" && output.message === message
+      ? [{ level: output.level, fields: output.fields }]
+      : [],
+  );
+}
 
 function addressOfName(name: string) {
   return { protocol: "shardkit", system: "sk", host: name, port: 2552 };
@@ -195,6 +422,9 @@ describe("membership machine: split brain resolver", () => {
     // a downed member is quarantined at once and stops with a warning (it did not leave)
     expect(w.trace).not.toContain("a: quarantine c after 5000");
     expect(w.trace).toContain("c: warn removed from the cluster; stopping");
+    expect(logsOf(w, "c", "removed from the cluster; stopping")).toEqual([
+      { level: "warn", fields: { reason: "this member was downed" } },
+    ]);
     expect(w.trace).toContain("a: member-removed c (was down)");
     expect(w.view("a")).toBe("a=up b=up");
   });
@@ -271,6 +501,48 @@ describe("membership machine: split brain resolver", () => {
   });
 });
 
+describe("membership machine: weakly-up", () => {
+  it("a joiner moves to weakly-up allowWeaklyUpMembersMs after the leader's last convergence", () => {
+    const w = new MembershipWorld({ seeds: ["a"], settings: { allowWeaklyUpMembersMs: 12_000 } });
+    w.formCluster(["a", "b"]);
+    w.add("d");
+    w.feed("d", { type: "start" });
+    w.run(3000);
+    // the last convergence: every member has seen d up (on the leader round that moved it)
+    const converged = w.when("a: member-up d") as number;
+    w.partition(["a", "d"], ["b"]);
+    w.run(6000);
+    expect(w.when("a: unreachable-member b")).toBeDefined();
+    w.add("c");
+    w.feed("c", { type: "start" });
+    w.run(15_000);
+    const joined = w.when("a: member-joined c") as number;
+    const weaklyUp = w.when("a: member-weakly-up c") as number;
+    // counted from the last convergence, neither from the start nor from the latest change
+    expect(joined).toBeLessThan(converged + 12_000);
+    expect(weaklyUp).toBe(converged + 12_000);
+  });
+});
+
+describe("membership machine: lease-majority without a lease", () => {
+  it("asks for no lease and downs no one", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      hasLease: false,
+      downing: {
+        stableAfterMs: 5000,
+        activeStrategy: "lease-majority",
+        leaseMajority: { leaseImplementation: "test-lease" },
+      },
+    });
+    w.formCluster(["a", "b", "c"]);
+    w.partition(["a", "b"], ["c"]);
+    const lines = w.run(12_000);
+    expect(lines).toContain("a: unreachable-member c");
+    expect(lines.filter((l) => / (acquire-lease|DOWN) /.test(l))).toEqual([]);
+  });
+});
+
 describe("membership machine: before the first convergence", () => {
   it("a member that was never up downs only itself, and says why it withholds the others", () => {
     const w = new MembershipWorld({
@@ -293,6 +565,190 @@ describe("membership machine: before the first convergence", () => {
   });
 });
 
+describe("membership machine: failure detection", () => {
+  it("a member paused before it answered any heartbeat still becomes unreachable", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    const names = ["a", "b", "c"];
+    for (const n of names) w.add(n);
+    for (const n of names) w.feed(n, { type: "start" });
+    w.deliver();
+    w.runUntil(() => names.every((o) => names.every((m) => w.statusOf(o, m) === "up")), 30_000);
+    expect(w.now).toBe(1000);
+    // c is up from a's leader round at 1000; the first heartbeat to it goes out at 2000
+    w.pause("c");
+    w.run(10_000);
+    // no answer: the first heartbeat is assumed expectedResponseAfterMs (1 s) later, and phi
+    // grows from there past the acceptable pause (3 s)
+    expect(w.when("a: unreachable-member c")).toBe(9000);
+    expect(w.when("b: unreachable-member c")).toBe(9000);
+  });
+
+  it("a joining member is not monitored until it is weakly-up or up", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    w.partition(["a"], ["b"]);
+    w.run(6000);
+    w.add("c");
+    w.feed("c", { type: "start" });
+    w.run(500);
+    expect(w.view("a")).toBe("a=up b=up c=joining");
+    w.feed("a", { type: "heartbeat-tick" });
+    expect([...w.machine("a").failureDetectors.keys()]).toEqual(["shardkit://sk@b:2552#2"]);
+    w.runUntil(() => w.statusOf("a", "c") === "weakly-up", 20_000);
+    w.feed("a", { type: "heartbeat-tick" });
+    expect([...w.machine("a").failureDetectors.keys()]).toEqual([
+      "shardkit://sk@b:2552#2",
+      "shardkit://sk@c:2552#3",
+    ]);
+  });
+
+  it("heartbeats are answered ahead of other frames, and not for a removed member", () => {
+    const w = new MembershipWorld({ seeds: ["a"], downing: { stableAfterMs: 5000 } });
+    w.formCluster(["a", "b", "c"]);
+    const [b, c] = [w.machine("b"), w.machine("c")].map((m) => m.state.selfUniqueAddress);
+    const heartbeat = { kind: MembershipKind.Heartbeat, seq: 7 } as const;
+    expect(
+      w
+        .machine("a")
+        .handle({ type: "received", from: b as UniqueAddress, message: heartbeat }, w.now),
+    ).toEqual([
+      {
+        type: "send",
+        to: (b as UniqueAddress).address,
+        message: { kind: MembershipKind.HeartbeatRsp, seq: 7 },
+        urgent: true,
+      },
+    ]);
+    w.pause("c");
+    w.run(30_000);
+    expect(w.view("a")).toBe("a=up b=up");
+    expect(
+      w
+        .machine("a")
+        .handle({ type: "received", from: c as UniqueAddress, message: heartbeat }, w.now),
+    ).toEqual([]);
+  });
+
+  it("only answers to the last three heartbeat requests feed the failure detector", () => {
+    const w = new MembershipWorld({ seeds: ["a"], downing: { activeStrategy: "down-all" } });
+    w.formCluster(["a", "b"]);
+    const a = w.machine("a");
+    const b = w.machine("b").state.selfUniqueAddress;
+    w.partition(["a"], ["b"]);
+    w.run(8000);
+    const detector = a.failureDetectors.get(uniqueAddressToString(b));
+    expect(detector?.isAvailable(w.now)).toBe(false);
+    const seqs = w.outputs.flatMap(({ node, output }) =>
+      node === "a" && output.type === "send" && output.message.kind === MembershipKind.Heartbeat
+        ? [output.message.seq]
+        : [],
+    );
+    expect(seqs.length).toBeGreaterThan(4);
+    const answer = (seq: number) =>
+      a.handle(
+        { type: "received", from: b, message: { kind: MembershipKind.HeartbeatRsp, seq } },
+        w.now,
+      );
+    // an answer held up by the cut, to the fourth-last request: no heartbeat
+    expect(answer(seqs.at(-4) as number)).toEqual([]);
+    expect(detector?.isAvailable(w.now)).toBe(false);
+    // to the third-last: heard again
+    answer(seqs.at(-3) as number);
+    expect(detector?.isAvailable(w.now)).toBe(true);
+  });
+
+  it("an observer the ring no longer assigns to an unreachable member withdraws its mark", () => {
+    // one monitor per member: on the ring c -> a -> b -> c, a alone watches b
+    const w = new MembershipWorld({ seeds: ["a"], settings: { monitoredByNrOfMembers: 1 } });
+    w.formCluster(["a", "b", "c"]);
+    w.pause("b");
+    w.runUntil(() => w.when("a: unreachable-member b") !== undefined, 20_000);
+    const from = w.trace.length;
+    // d lands between a and b on the ring: once weakly-up it is a's receiver, and d watches b
+    w.add("d");
+    w.feed("d", { type: "start" });
+    w.run(12_000);
+    const lines = w.trace.slice(from).filter((l) => /^a: .*(monitor|reachable)|^d: warn/.test(l));
+    expect(lines).toEqual([
+      "a: info no longer monitoring node: withdrawing its unreachable mark",
+      "a: reachable-member b",
+      "d: warn marking node as unreachable",
+      "a: unreachable-member b",
+    ]);
+    expect(logsOf(w, "a", "no longer monitoring node: withdrawing its unreachable mark")).toEqual([
+      { level: "info", fields: { node: "shardkit://sk@b:2552#2" } },
+    ]);
+  });
+
+  it("tombstones are pruned pruneGossipTombstonesAfterMs after the removal", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      settings: { pruneGossipTombstonesAfterMs: 5000 },
+    });
+    w.formCluster(["a", "b", "c"]);
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    w.runUntil(() => w.when("a: member-removed b (was exiting)") !== undefined, 10_000);
+    const tombstones = () =>
+      ["a", "c"].map((n) => w.machine(n).state.latestGossip.tombstones.length);
+    expect(tombstones()).toEqual([1, 1]);
+    // a's detector of b is dropped only on the next heartbeat round: a reaper round before
+    // it skips the detector of a node that is no member any more
+    expect(w.feed("a", { type: "reaper-tick", latenessMs: 0, loopDelayMs: 0 })).toEqual([]);
+    w.run(4000);
+    expect(tombstones()).toEqual([1, 1]);
+    w.run(1000);
+    expect(tombstones()).toEqual([0, 0]);
+  });
+});
+
+describe("membership machine: lease-majority on a member that was never up", () => {
+  it("withholds the others once per withheld list, changes nothing, and asks again", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      hasLease: true,
+      downing: {
+        stableAfterMs: 5000,
+        activeStrategy: "lease-majority",
+        leaseMajority: { leaseImplementation: "test-lease" },
+      },
+    });
+    w.formCluster(["a"]);
+    w.add("c");
+    w.feed("c", { type: "start" });
+    w.deliver();
+    // cut before c sees itself up: it moves itself to weakly-up, but was never up
+    w.partition(["a"], ["c"]);
+    w.run(15_000);
+    expect(w.view("c")).toBe("a=up c=weakly-up");
+    const reason =
+      "lease-majority: minority side: acquire the lease after a delay (lease acquired)";
+    expect(w.feed("c", { type: "lease-result", acquired: true })).toEqual([
+      "c: warn split brain resolver: not downing other members: this member was never up, so the cluster has not converged with it yet (downing.actBeforeFirstConvergence is false)",
+      `c: DOWN nothing (${reason})`,
+    ]);
+    // the answer is in: the next decision asks for the lease again
+    expect(w.run(3000)).toContain("c: acquire-lease 2000");
+    // the same withheld list again: no second warning, and nothing changes (no new state)
+    const c = w.machine("c");
+    expect(c.handle({ type: "lease-result", acquired: true }, w.now)).toEqual([
+      {
+        type: "downing",
+        by: "split brain resolver",
+        decision: "down-unreachable",
+        nodes: [],
+        reason,
+      },
+    ]);
+    expect(
+      logsOf(
+        w,
+        "c",
+        "split brain resolver: not downing other members: this member was never up, so the cluster has not converged with it yet (downing.actBeforeFirstConvergence is false)",
+      ),
+    ).toEqual([{ level: "warn", fields: { withheld: ["shardkit://sk@a:2552#1"], reason } }]);
+  });
+});
+
 describe("membership machine: own stall", () => {
   const STALL_WARNING =
     "a: warn this member itself was stalled (event loop blocked or starved of CPU) longer " +
@@ -309,11 +765,70 @@ describe("membership machine: own stall", () => {
       0,
     );
     expect(w.resume("a")).toEqual([STALL_WARNING]);
+    // 7 s of the 8 s pause (one tick late is on time); suspect for a heartbeat round trip
+    expect(logsOf(w, "a", STALL_WARNING.slice("a: warn ".length))).toEqual([
+      { level: "warn", fields: { stalledMs: 7000, suspectUntilMs: 2000 } },
+    ]);
     const after = w.run(5000);
     expect(after.filter((l) => l.startsWith("a: warn marking"))).toEqual([]);
     expect(after).toContain("b: reachable-member a");
     expect(after).toContain("c: reachable-member a");
+    expect(after).toContain("b: info marking node as reachable again");
+    expect(logsOf(w, "b", "marking node as reachable again")).toEqual([
+      { level: "info", fields: { node: "shardkit://sk@a:2552#1" } },
+    ]);
     expect(w.machine("a").state.latestGossip.overview.reachability.records).toEqual([]);
+  });
+
+  it("right after a stall, a member that stopped answering before it is marked only once the verdicts are no longer suspect", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    w.pause("c");
+    w.run(2500);
+    w.pause("a");
+    w.run(8000);
+    const resumed = w.now;
+    w.resume("a");
+    w.run(6000);
+    // suspect for 2 s after the stall: the first reaper round after that marks c
+    expect(w.when("a: warn marking node as unreachable")).toBe(resumed + 2500);
+    expect(
+      logsOf(w, "a", "not marking node as unreachable: own verdicts suspect after a stall"),
+    ).toEqual([{ level: "debug", fields: { node: "shardkit://sk@c:2552#3" } }]);
+    expect(logsOf(w, "a", "marking node as unreachable")).toEqual([
+      { level: "warn", fields: { node: "shardkit://sk@c:2552#3", phi: expect.any(Number) } },
+    ]);
+  });
+
+  it("the resolver does not count this member's own stall as time the view was stable", () => {
+    const downAt = (pauseMs: number) => {
+      const w = new MembershipWorld({ seeds: ["a"], downing: { stableAfterMs: 10_000 } });
+      w.formCluster(["a", "b", "c"]);
+      w.pause("c");
+      w.runUntil(() => w.when("a: unreachable-member c") !== undefined, 20_000);
+      const seen = w.now;
+      w.run(3000);
+      if (pauseMs > 0) {
+        w.pause("a");
+        w.run(pauseMs);
+        w.resume("a");
+      }
+      w.run(20_000);
+      const line = "a: DOWN c (keep-majority: majority: 2 reachable vs 1 unreachable members)";
+      return (w.when(line) as number) - seen;
+    };
+    expect(downAt(0)).toBe(10_000);
+    // a 4 s pause reported as a 3 s stall (one tick late is on time): 3 s later
+    expect(downAt(4000)).toBe(13_000);
+  });
+
+  it("a stall within the acceptable pause is not reported; the event-loop delay counts as a stall", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    expect(w.feed("a", { type: "reaper-tick", latenessMs: 2500, loopDelayMs: 0 })).toEqual([]);
+    expect(w.feed("a", { type: "reaper-tick", latenessMs: 0, loopDelayMs: 3500 })).toEqual([
+      STALL_WARNING,
+    ]);
   });
 
   it("without the stall measured, the same pause makes it mark both peers unreachable", () => {
@@ -421,6 +936,30 @@ describe("membership machine: leave", () => {
       "c: quarantine b after 5000",
       "c: member-removed b (was exiting)",
     ]);
+    expect(logsOf(w, "b", "left the cluster; stopping")).toEqual([
+      { level: "info", fields: { reason: "the cluster removed this member" } },
+    ]);
+    expect(
+      w.outputs.flatMap(({ node, output }) =>
+        output.type === "quarantine" ? [`${node} ${output.reason}`] : [],
+      ),
+    ).toEqual(["a cluster member removed (was exiting)", "c cluster member removed (was exiting)"]);
+    // the driver stops b at self-removed; were it fed more, it would not signal it again
+    const a = w.machine("a").state;
+    expect(
+      w.machine("b").handle(
+        {
+          type: "received",
+          from: a.selfUniqueAddress,
+          message: {
+            kind: MembershipKind.Gossip,
+            to: uniqueAddressToString(w.machine("b").state.selfUniqueAddress),
+            gossip: a.latestGossip,
+          },
+        },
+        w.now,
+      ),
+    ).toEqual([]);
   });
 
   it("a leaving member that holds its removal is removed only after its exiting tasks completed", () => {
@@ -431,9 +970,73 @@ describe("membership machine: leave", () => {
     w.run(30_000);
     expect(w.trace).not.toContain("a: member-removed b (was exiting)");
     expect(w.statusOf("a", "b")).toBe("exiting");
-    w.feed("b", { type: "exiting-completed" });
+    // now b sees the gossip, confirms to the leader and broadcasts its seen mark
+    expect(w.feed("b", { type: "exiting-completed" })).toEqual(["b -> a ExitingConfirmed"]);
+    expect(w.feed("b", { type: "gossip-tick" })).toEqual(["b -> a Gossip", "b -> c Gossip"]);
     w.run(30_000);
     expect(w.view("a")).toBe("a=up c=up");
+  });
+
+  it("a member that leaves and is downed before it exits stops as one that left", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    const from = w.trace.length;
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    w.feed("a", { type: "down", host: "b", port: 2552 });
+    w.run(3000);
+    expect(w.trace.slice(from).filter((l) => l.startsWith("b: "))).toEqual([
+      "b: member-left b",
+      "b: member-downed b",
+      "b: info left the cluster; stopping",
+      "b: self-removed (this member was downed)",
+    ]);
+  });
+
+  it("a single member that leaves removes itself as its own leader and stops as one that left", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a"]);
+    const from = w.trace.length;
+    w.feed("a", { type: "leave", host: "a", port: 2552 });
+    w.run(5 * TICK_MS);
+    expect(w.trace.slice(from)).toEqual([
+      "a: member-left a",
+      "a: member-exited a",
+      // no quarantine: a member never quarantines itself
+      "a: member-removed a (was exiting)",
+      "a: leader-changed -",
+      "a: info left the cluster; stopping",
+      "a: self-removed (this member was removed)",
+    ]);
+    expect(logsOf(w, "a", "left the cluster; stopping")).toEqual([
+      { level: "info", fields: { reason: "this member was removed" } },
+    ]);
+  });
+
+  it("when every member leaves, the exiting leader confirms to no one and quarantines only the others", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    const from = w.trace.length;
+    w.feed("a", { type: "leave", host: "a", port: 2552 });
+    w.feed("a", { type: "leave", host: "b", port: 2552 });
+    w.run(30_000);
+    const lines = noGossip(w.trace.slice(from));
+    // a, exiting, is the leader: it confirms exiting to no one (not to itself)
+    expect(lines.filter((l) => l.startsWith("a -> "))).toEqual([]);
+    expect(lines.filter((l) => l.includes("quarantine"))).toEqual(["a: quarantine b after 5000"]);
+    expect(lines).toContain("a: self-removed (this member was removed)");
+    expect(lines).toContain("b: self-removed (the cluster removed this member)");
+  });
+
+  it("a weakly-up member may leave too", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    w.partition(["a"], ["b"]);
+    w.run(6000);
+    w.add("c");
+    w.feed("c", { type: "start" });
+    w.runUntil(() => w.statusOf("a", "c") === "weakly-up", 20_000);
+    expect(w.feed("a", { type: "leave", host: "c", port: 2552 })).toContain("a: member-left c");
+    expect(w.statusOf("a", "c")).toBe("leaving");
   });
 
   it("a joining member may leave too", () => {
@@ -480,6 +1083,63 @@ describe("membership machine: a removed member that talks again", () => {
     expect(w.feed("a", status)).toEqual([]);
     w.run(TICK_MS);
     expect(w.feed("a", status)).toEqual(["a -> c Gossip"]);
+    // a full gossip from it is answered the same way
+    w.run(TICK_MS);
+    const gossip: MembershipInput = {
+      type: "received",
+      from: c,
+      message: {
+        kind: MembershipKind.Gossip,
+        to: uniqueAddressToString(w.machine("a").state.selfUniqueAddress),
+        gossip: w.machine("c").state.latestGossip,
+      },
+    };
+    expect(w.feed("a", gossip)).toEqual(["a -> c Gossip"]);
+  });
+});
+
+describe("membership machine: a removed member that talks again, many of them", () => {
+  it("the once-per-interval table is forgotten when a 1001st removed member is told", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    const a = w.machine("a");
+    const b = w.machine("b").state.selfUniqueAddress;
+    // b's gossip names 1001 removed incarnations (tombstones) besides the members
+    const removed = Array.from({ length: 1001 }, (_, i) =>
+      uniqueAddressOf(addressOf("shardkit", "sk", `gone${i}`, 2552), 100 + i),
+    );
+    const g = a.state.latestGossip;
+    const gossip = gossipOf({
+      members: g.members,
+      seen: [b],
+      reachability: g.overview.reachability,
+      version: incrementVersion(g, clockKeyOf(b)).version,
+      tombstones: [...g.tombstones, ...removed.map((node) => ({ node, removedAtMs: w.now }))],
+    });
+    const to = uniqueAddressToString(a.state.selfUniqueAddress);
+    a.handle(
+      { type: "received", from: b, message: { kind: MembershipKind.Gossip, to, gossip } },
+      w.now,
+    );
+    expect(a.state.latestGossip.tombstones).toHaveLength(1001);
+    const toldOn = (i: number) =>
+      a
+        .handle(
+          {
+            type: "received",
+            from: removed[i] as UniqueAddress,
+            message: { kind: MembershipKind.GossipStatus, version: [], seenDigest: 0 },
+          },
+          w.now,
+        )
+        .flatMap((o) => (o.type === "send" ? [o.to.host] : []));
+    for (let i = 0; i < 1000; i++) expect(toldOn(i)).toEqual([`gone${i}`]);
+    // within the interval: gone0 is still in the table
+    expect(toldOn(0)).toEqual([]);
+    // the table holds 1000 entries: the 1001st clears it before it is recorded
+    expect(toldOn(1000)).toEqual(["gone1000"]);
+    expect(toldOn(0)).toEqual(["gone0"]);
+    expect(toldOn(1000)).toEqual([]);
   });
 });
 
@@ -493,5 +1153,11 @@ describe("membership machine: auto-down", () => {
     w.partition(["a", "b"], ["c"]);
     w.run(20_000);
     expect(downingKinds(w)).toEqual(["a auto-down", "c auto-down"]);
+    // each leader downs what it has seen unreachable for afterMs, on its first round after
+    const seen = w.when("a: unreachable-member c") as number;
+    expect(decisions(w)).toEqual([
+      `${seen + 3000} a: DOWN c (auto-down: unreachable for at least 3000 ms)`,
+      `${seen + 3000} c: DOWN a,b (auto-down: unreachable for at least 3000 ms)`,
+    ]);
   });
 });

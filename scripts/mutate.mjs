@@ -23,8 +23,8 @@ const FOLDERS = {
   // loudly instead of mutating other code).
   journals: [
     "src/persistence/memory/memory-journal.ts:59-62",
-    "src/persistence/sqlite/sqlite-journal.ts:173-198",
-    "src/persistence/sqlite/sqlite-journal.ts:210-214",
+    "src/persistence/sqlite/sqlite-journal.ts:191-217",
+    "src/persistence/sqlite/sqlite-journal.ts:229-233",
     "src/persistence/postgres/postgres-journal.ts:239-243",
     "src/persistence/postgres/postgres-journal.ts:249-273",
     "src/persistence/postgres/postgres-journal.ts:312-317",
@@ -35,8 +35,8 @@ const EXCLUDE = ["!src/**/index.ts"];
 // The text the first line of each line range above must contain.
 const RANGE_STARTS = {
   "src/persistence/memory/memory-journal.ts:59-62": "let log = this.logs.get(persistenceId)",
-  "src/persistence/sqlite/sqlite-journal.ts:173-198": "private commit(",
-  "src/persistence/sqlite/sqlite-journal.ts:210-214": "const highest = this.highest(",
+  "src/persistence/sqlite/sqlite-journal.ts:191-217": "private commitNow(",
+  "src/persistence/sqlite/sqlite-journal.ts:229-233": "const highest = this.highest(",
   "src/persistence/postgres/postgres-journal.ts:239-243": "} catch (error) {",
   "src/persistence/postgres/postgres-journal.ts:249-273": "private async commitUnfenced(",
   "src/persistence/postgres/postgres-journal.ts:312-317": "return batch.map((a, i) =>",

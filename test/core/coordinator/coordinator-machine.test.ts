@@ -10,7 +10,10 @@ import type {
   CoordinatorMember,
   CoordinatorOutput,
 } from "../../../src/core/coordinator/coordinator-io.js";
-import { parseCoordinatorTimer } from "../../../src/core/coordinator/coordinator-io.js";
+import {
+  CoordinatorTimer,
+  parseCoordinatorTimer,
+} from "../../../src/core/coordinator/coordinator-io.js";
 import {
   type CoordinatorConfig,
   CoordinatorMachine,
@@ -355,6 +358,27 @@ describe("coordinator settings and helpers", () => {
     expect(parseCoordinatorTimer("hand-off:7")).toEqual({ kind: "hand-off", shard: "7" });
     expect(parseCoordinatorTimer("persist-retry")).toEqual({ kind: "persist-retry" });
     expect(parseCoordinatorTimer("other:1")).toBeUndefined();
+  });
+
+  it("parses back every key it makes, and no key without the colon", () => {
+    expect(parseCoordinatorTimer(CoordinatorTimer.hostShard("s:1"))).toEqual({
+      kind: "host-shard",
+      shard: "s:1",
+    });
+    expect(parseCoordinatorTimer(CoordinatorTimer.regionRemoval("R:2"))).toEqual({
+      kind: "region-removal",
+      region: "R:2",
+    });
+    expect(parseCoordinatorTimer(CoordinatorTimer.unreachableMove("a#2"))).toEqual({
+      kind: "unreachable-move",
+      member: "a#2",
+    });
+    expect(parseCoordinatorTimer(CoordinatorTimer.recoveryMargin)).toEqual({
+      kind: "recovery-margin",
+    });
+    // the kind is the text before the first colon: none, or an empty one, is no timer
+    for (const key of ["hand-offs", "host-shards", ":hand-off", "", "persist-retry:1"])
+      expect(parseCoordinatorTimer(key), key).toBeUndefined();
   });
 
   it("the threshold strategy allocates each new shard to the region with the fewest shards", () => {

@@ -251,6 +251,38 @@ describe("CoordinatorMachine bounds and failures", () => {
   });
 });
 
+describe("CoordinatorMachine logs", () => {
+  const logOf = (out: CoordinatorOutput[], event: string) =>
+    out.find((o) => o.type === "log" && o.event === event);
+
+  it("lists at most 20 shards in a log line, and counts them all", () => {
+    const shards = Array.from({ length: 25 }, (_, i) => `s${i}`);
+    const d = new Driver({
+      strategy: pinned({}),
+      settings: { shardsLeased: true, unreachableMoveAfterMs: 0 },
+    });
+    d.setup(["a", "b"]);
+    const mismatch = logOf(
+      d.feed({ type: "register", region: "B", member: "b", hostedShards: shards }),
+      "hosted-shards-mismatch",
+    );
+    expect(mismatch).toMatchObject({
+      message: "region B reports 25 shard(s) the coordinator places elsewhere",
+      fields: { region: "B", shards: shards.slice(0, 20) },
+    });
+    for (const s of shards) d.feed({ type: "get-shard-home", shard: s, from: "B" });
+    expect(d.machine.view().regions[0]?.shards).toHaveLength(25);
+    const moved = logOf(
+      d.feed({ type: "membership", members: [{ ...member("a"), reachable: false }, member("b")] }),
+      "shards-moved-from-unreachable",
+    );
+    expect(moved).toMatchObject({
+      fields: { region: "A", member: "a", shards: shards.slice(0, 20), count: 25 },
+    });
+    expect(d.machine.view().stats.shardsMovedFromUnreachable).toBe(25);
+  });
+});
+
 describe("CoordinatorMachine persistence", () => {
   it("asks for a snapshot every snapshotAfterEvents events and recovers from it plus events", () => {
     const d = new Driver({ settings: { snapshotAfterEvents: 3 } });

@@ -16,7 +16,7 @@
  * start, restart, `verbose on|off` (print log messages and fields, and debug logs).
  * Actions (print): members, register, proxy, get, persisted, persist-failed, started,
  * ack, ack-all, stopped, shutdown, region-stopped, terminated, proxy-terminated, tick,
- * advance, show, journal.
+ * advance, show, journal, stats (the counters of CoordinatorStats).
  * Output lines: `A <- message`, `persist #n: events`, `start-timer key ms`,
  * `cancel-timer key`, `save-snapshot`, `log level event` (debug logs are not printed);
  * verbose: `log level event: message {fields as JSON}`.
@@ -393,4 +393,12 @@ export const COORDINATOR_COMMANDS: Readonly<Record<string, Command<CoordinatorWo
   advance: (w, args) => advance(w, Number(pos(args, 0, "ms"))),
   show: (w) => show(w),
   journal: (w) => (w.journal.length === 0 ? ["(empty)"] : w.journal.map(formatEvent)),
+  stats: (w) => {
+    const s = machine(w).view().stats;
+    return [
+      `dropped ${s.droppedRequests} persist-failures ${s.persistFailures} ` +
+        `hand-off-timeouts ${s.handOffTimeouts} hand-offs-completed ${s.handOffsCompleted} ` +
+        `moved-from-unreachable ${s.shardsMovedFromUnreachable}`,
+    ];
+  },
 };

@@ -321,6 +321,14 @@ describe("consistent hashing", () => {
     ]);
     for (const s of shardIds.slice(0, 100))
       expect(consistentHashingAllocate(regions, s)?.regionId).toBe("r2");
+    // the best class first, then worse ones: still only the best
+    const bestFirst = build([
+      { status: "up", appVersion: "1.0.1", size: 0 },
+      { status: "up", appVersion: "1.0.0", size: 0 },
+      { status: "leaving", appVersion: "1.0.1", size: 0 },
+    ]);
+    for (const s of shardIds.slice(0, 100))
+      expect(consistentHashingAllocate(bestFirst, s)?.regionId).toBe("r0");
   });
 
   it("breaks weight ties by the smaller address, then the smaller region id, in any order", () => {

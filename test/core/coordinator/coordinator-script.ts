@@ -16,7 +16,9 @@
  * start, restart, `verbose on|off` (print log messages and fields, and debug logs).
  * Actions (print): members, register, proxy, get, persisted, persist-failed, started,
  * ack, ack-all, stopped, shutdown, region-stopped, terminated, proxy-terminated, tick,
- * advance, show, journal, stats (the counters of CoordinatorStats).
+ * advance, fire (a timer input for `key` now, running or not: a timer that fired before
+ * its cancellation reached the driver), show, journal, stats (the counters of
+ * CoordinatorStats).
  * Output lines: `A <- message`, `persist #n: events`, `start-timer key ms`,
  * `cancel-timer key`, `save-snapshot`, `log level event` (debug logs are not printed);
  * verbose: `log level event: message {fields as JSON}`.
@@ -391,6 +393,11 @@ export const COORDINATOR_COMMANDS: Readonly<Record<string, Command<CoordinatorWo
     feed(w, { type: "proxy-terminated", proxy: pos(args, 0, "proxy") }),
   tick: (w) => feed(w, { type: "rebalance-tick" }),
   advance: (w, args) => advance(w, Number(pos(args, 0, "ms"))),
+  fire: (w, args) => {
+    const key = pos(args, 0, "key");
+    w.timers.delete(key);
+    return feed(w, { type: "timer", key });
+  },
   show: (w) => show(w),
   journal: (w) => (w.journal.length === 0 ? ["(empty)"] : w.journal.map(formatEvent)),
   stats: (w) => {

@@ -331,6 +331,39 @@ describe("consistent hashing", () => {
       expect(consistentHashingAllocate(bestFirst, s)?.regionId).toBe("r0");
   });
 
+  it("the region with the highest rendezvous weight wins", () => {
+    const regions = upRegions(5);
+    for (const s of shardIds.slice(0, 200)) {
+      const weights = regions.map((r) => rendezvousWeight(s, r.member.address));
+      const best = regions[weights.indexOf(Math.max(...weights))]?.regionId;
+      expect(consistentHashingAllocate(regions, s)?.regionId).toBe(best);
+    }
+  });
+
+  it("rebalance moves nothing while more shards than maxSimultaneousRebalance are in flight", () => {
+    const regions = upRegions(3);
+    // every shard on r0: most are misplaced
+    const onFirst = regions.map((r, i) => ({ ...r, shards: i === 0 ? shardIds.slice(0, 30) : [] }));
+    const inFlight = new Set(["x", "y", "z"]);
+    for (const max of [1, 2, 3])
+      expect(
+        consistentHashingRebalance(
+          onFirst,
+          inFlight,
+          { maxSimultaneousRebalance: max },
+          SETTLED_CLUSTER,
+        ).size,
+      ).toBe(0);
+    expect(
+      consistentHashingRebalance(
+        onFirst,
+        inFlight,
+        { maxSimultaneousRebalance: 4 },
+        SETTLED_CLUSTER,
+      ).size,
+    ).toBe(1);
+  });
+
   it("breaks weight ties by the smaller address, then the smaller region id, in any order", () => {
     const on = (regionId: string, address: string): RegionView => ({
       regionId,

@@ -1145,6 +1145,8 @@ function membersWithoutRegionMessage(members: readonly string[]): string {
 }
 
 function waitingForMembersMessage(missing: readonly string[]): string {
+  if (missing.length === 0)
+    return "allocation is held until the removal margin of the members that left before registering has passed";
   return (
     `allocation is held until ${missing.length} member(s) register a region or proxy or ` +
     `are removed: ${missing.join(", ")} (is sharding started on those nodes?)`

@@ -10,7 +10,10 @@ import type {
   CoordinatorMember,
   CoordinatorOutput,
 } from "../../../src/core/coordinator/coordinator-io.js";
-import { parseCoordinatorTimer } from "../../../src/core/coordinator/coordinator-io.js";
+import {
+  CoordinatorTimer,
+  parseCoordinatorTimer,
+} from "../../../src/core/coordinator/coordinator-io.js";
 import {
   type CoordinatorConfig,
   CoordinatorMachine,
@@ -248,6 +251,38 @@ describe("CoordinatorMachine bounds and failures", () => {
   });
 });
 
+describe("CoordinatorMachine logs", () => {
+  const logOf = (out: CoordinatorOutput[], event: string) =>
+    out.find((o) => o.type === "log" && o.event === event);
+
+  it("lists at most 20 shards in a log line, and counts them all", () => {
+    const shards = Array.from({ length: 25 }, (_, i) => `s${i}`);
+    const d = new Driver({
+      strategy: pinned({}),
+      settings: { shardsLeased: true, unreachableMoveAfterMs: 0 },
+    });
+    d.setup(["a", "b"]);
+    const mismatch = logOf(
+      d.feed({ type: "register", region: "B", member: "b", hostedShards: shards }),
+      "hosted-shards-mismatch",
+    );
+    expect(mismatch).toMatchObject({
+      message: "region B reports 25 shard(s) the coordinator places elsewhere",
+      fields: { region: "B", shards: shards.slice(0, 20) },
+    });
+    for (const s of shards) d.feed({ type: "get-shard-home", shard: s, from: "B" });
+    expect(d.machine.view().regions[0]?.shards).toHaveLength(25);
+    const moved = logOf(
+      d.feed({ type: "membership", members: [{ ...member("a"), reachable: false }, member("b")] }),
+      "shards-moved-from-unreachable",
+    );
+    expect(moved).toMatchObject({
+      fields: { region: "A", member: "a", shards: shards.slice(0, 20), count: 25 },
+    });
+    expect(d.machine.view().stats.shardsMovedFromUnreachable).toBe(25);
+  });
+});
+
 describe("CoordinatorMachine persistence", () => {
   it("asks for a snapshot every snapshotAfterEvents events and recovers from it plus events", () => {
     const d = new Driver({ settings: { snapshotAfterEvents: 3 } });
@@ -355,6 +390,27 @@ describe("coordinator settings and helpers", () => {
     expect(parseCoordinatorTimer("hand-off:7")).toEqual({ kind: "hand-off", shard: "7" });
     expect(parseCoordinatorTimer("persist-retry")).toEqual({ kind: "persist-retry" });
     expect(parseCoordinatorTimer("other:1")).toBeUndefined();
+  });
+
+  it("parses back every key it makes, and no key without the colon", () => {
+    expect(parseCoordinatorTimer(CoordinatorTimer.hostShard("s:1"))).toEqual({
+      kind: "host-shard",
+      shard: "s:1",
+    });
+    expect(parseCoordinatorTimer(CoordinatorTimer.regionRemoval("R:2"))).toEqual({
+      kind: "region-removal",
+      region: "R:2",
+    });
+    expect(parseCoordinatorTimer(CoordinatorTimer.unreachableMove("a#2"))).toEqual({
+      kind: "unreachable-move",
+      member: "a#2",
+    });
+    expect(parseCoordinatorTimer(CoordinatorTimer.recoveryMargin)).toEqual({
+      kind: "recovery-margin",
+    });
+    // the kind is the text before the first colon: none, or an empty one, is no timer
+    for (const key of ["hand-offs", "host-shards", ":hand-off", "", "persist-retry:1"])
+      expect(parseCoordinatorTimer(key), key).toBeUndefined();
   });
 
   it("the threshold strategy allocates each new shard to the region with the fewest shards", () => {

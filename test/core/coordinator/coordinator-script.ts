@@ -13,12 +13,15 @@
  * node saw removed and when (virtual ms), for the removal margin.
  *
  * Setup (silent): config, custom-allocate (shard=region pins, `clear`), custom-rebalance,
- * start, restart.
+ * start, restart, `verbose on|off` (print log messages and fields, and debug logs).
  * Actions (print): members, register, proxy, get, persisted, persist-failed, started,
  * ack, ack-all, stopped, shutdown, region-stopped, terminated, proxy-terminated, tick,
- * advance, show, journal.
+ * advance, fire (a timer input for `key` now, running or not: a timer that fired before
+ * its cancellation reached the driver), show, journal, stats (the counters of
+ * CoordinatorStats).
  * Output lines: `A <- message`, `persist #n: events`, `start-timer key ms`,
- * `cancel-timer key`, `save-snapshot`, `log level event` (debug logs are not printed).
+ * `cancel-timer key`, `save-snapshot`, `log level event` (debug logs are not printed);
+ * verbose: `log level event: message {fields as JSON}`.
  */
 import { assert } from "../../../src/base/assert.js";
 import type {
@@ -57,6 +60,7 @@ export interface CoordinatorWorld {
   handOffIds: Map<string, { id: number; recipients: string[] }>;
   customAllocate: Map<string, string>;
   customRebalance: string[];
+  verbose: boolean;
 }
 
 export function newCoordinatorWorld(): CoordinatorWorld {
@@ -74,6 +78,7 @@ export function newCoordinatorWorld(): CoordinatorWorld {
     handOffIds: new Map(),
     customAllocate: new Map(),
     customRebalance: [],
+    verbose: false,
   };
 }
 
@@ -165,7 +170,7 @@ function formatMessage(m: RegionCommand): string {
   }
 }
 
-function formatOutput(o: CoordinatorOutput): string | undefined {
+function formatOutput(o: CoordinatorOutput, verbose: boolean): string | undefined {
   switch (o.type) {
     case "send":
       return `${o.to} <- ${formatMessage(o.message)}`;
@@ -178,7 +183,8 @@ function formatOutput(o: CoordinatorOutput): string | undefined {
     case "cancel-timer":
       return `cancel-timer ${o.key}`;
     case "log":
-      return o.level === "debug" ? undefined : `log ${o.level} ${o.event}`;
+      if (!verbose) return o.level === "debug" ? undefined : `log ${o.level} ${o.event}`;
+      return `log ${o.level} ${o.event}: ${o.message} ${JSON.stringify(o.fields)}`;
   }
 }
 
@@ -190,7 +196,7 @@ export function feed(w: CoordinatorWorld, input: CoordinatorInput): string[] {
   const lines: string[] = [];
   for (const o of outputs) {
     track(w, o);
-    const line = formatOutput(o);
+    const line = formatOutput(o, w.verbose);
     if (line !== undefined) lines.push(line);
   }
   return lines;
@@ -293,6 +299,10 @@ function configure(w: CoordinatorWorld, args: Args): undefined {
 /** The commands (see the module comment). */
 export const COORDINATOR_COMMANDS: Readonly<Record<string, Command<CoordinatorWorld>>> = {
   config: configure,
+  verbose: (w, args) => {
+    w.verbose = args.pos[0] === "on";
+    return undefined;
+  },
   "custom-allocate": (w, args) => {
     if (args.pos.includes("clear")) w.customAllocate.clear();
     for (const [shard, region] of args.kv) w.customAllocate.set(shard, region);
@@ -383,6 +393,19 @@ export const COORDINATOR_COMMANDS: Readonly<Record<string, Command<CoordinatorWo
     feed(w, { type: "proxy-terminated", proxy: pos(args, 0, "proxy") }),
   tick: (w) => feed(w, { type: "rebalance-tick" }),
   advance: (w, args) => advance(w, Number(pos(args, 0, "ms"))),
+  fire: (w, args) => {
+    const key = pos(args, 0, "key");
+    w.timers.delete(key);
+    return feed(w, { type: "timer", key });
+  },
   show: (w) => show(w),
   journal: (w) => (w.journal.length === 0 ? ["(empty)"] : w.journal.map(formatEvent)),
+  stats: (w) => {
+    const s = machine(w).view().stats;
+    return [
+      `dropped ${s.droppedRequests} persist-failures ${s.persistFailures} ` +
+        `hand-off-timeouts ${s.handOffTimeouts} hand-offs-completed ${s.handOffsCompleted} ` +
+        `moved-from-unreachable ${s.shardsMovedFromUnreachable}`,
+    ];
+  },
 };

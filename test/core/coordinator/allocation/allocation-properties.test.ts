@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import {
   consistentHashingAllocate,
   consistentHashingRebalance,
+  rendezvousWeight,
 } from "../../../../src/core/coordinator/allocation/consistent-hashing.js";
 import {
   leastShardAllocate,
@@ -320,6 +321,93 @@ describe("consistent hashing", () => {
     ]);
     for (const s of shardIds.slice(0, 100))
       expect(consistentHashingAllocate(regions, s)?.regionId).toBe("r2");
+    // the best class first, then worse ones: still only the best
+    const bestFirst = build([
+      { status: "up", appVersion: "1.0.1", size: 0 },
+      { status: "up", appVersion: "1.0.0", size: 0 },
+      { status: "leaving", appVersion: "1.0.1", size: 0 },
+    ]);
+    for (const s of shardIds.slice(0, 100))
+      expect(consistentHashingAllocate(bestFirst, s)?.regionId).toBe("r0");
+  });
+
+  it("the region with the highest rendezvous weight wins", () => {
+    const regions = upRegions(5);
+    for (const s of shardIds.slice(0, 200)) {
+      const weights = regions.map((r) => rendezvousWeight(s, r.member.address));
+      const best = regions[weights.indexOf(Math.max(...weights))]?.regionId;
+      expect(consistentHashingAllocate(regions, s)?.regionId).toBe(best);
+    }
+  });
+
+  it("rebalance moves nothing while more shards than maxSimultaneousRebalance are in flight", () => {
+    const regions = upRegions(3);
+    // every shard on r0: most are misplaced
+    const onFirst = regions.map((r, i) => ({ ...r, shards: i === 0 ? shardIds.slice(0, 30) : [] }));
+    const inFlight = new Set(["x", "y", "z"]);
+    for (const max of [1, 2, 3])
+      expect(
+        consistentHashingRebalance(
+          onFirst,
+          inFlight,
+          { maxSimultaneousRebalance: max },
+          SETTLED_CLUSTER,
+        ).size,
+      ).toBe(0);
+    expect(
+      consistentHashingRebalance(
+        onFirst,
+        inFlight,
+        { maxSimultaneousRebalance: 4 },
+        SETTLED_CLUSTER,
+      ).size,
+    ).toBe(1);
+  });
+
+  it("breaks weight ties by the smaller address, then the smaller region id, in any order", () => {
+    const on = (regionId: string, address: string): RegionView => ({
+      regionId,
+      member: { address, status: "up", appVersion: "1.0.0" },
+      shards: [],
+    });
+    // found by search: these two addresses give shard "s" the same weight
+    const [x, y] = ["node-32151:2552", "node-81040:2552"];
+    expect(rendezvousWeight("s", x)).toBe(rendezvousWeight("s", y));
+    for (const regions of [
+      [on("r1", y), on("r2", x)],
+      [on("r2", x), on("r1", y)],
+    ])
+      expect(consistentHashingAllocate(regions, "s")?.regionId).toBe("r2");
+    // two regions on one member always tie: the smaller region id
+    for (const regions of [
+      [on("b", x), on("a", x)],
+      [on("a", x), on("b", x)],
+    ])
+      expect(consistentHashingAllocate(regions, "s")?.regionId).toBe("a");
+  });
+
+  it("rebalance takes the misplaced shards in shard-id string order, up to the budget", () => {
+    const regions = upRegions(3);
+    const ids = shardIds.slice(0, 60);
+    // every shard sits on the region after its preferred one: all of them are misplaced
+    const next = (s: string) => {
+      const i = regions.findIndex(
+        (r) => r.regionId === consistentHashingAllocate(regions, s)?.regionId,
+      );
+      return regions[(i + 1) % regions.length]?.regionId;
+    };
+    const placed = regions.map((r) => ({
+      ...r,
+      shards: ids.filter((s) => next(s) === r.regionId),
+    }));
+    const misplaced = [...ids].sort();
+    const moved = consistentHashingRebalance(
+      placed,
+      new Set([misplaced[0] as string]),
+      { maxSimultaneousRebalance: 5 },
+      SETTLED_CLUSTER,
+    );
+    expect([...moved]).toEqual(misplaced.slice(1, 5));
   });
 
   it("rebalance is bounded, skips in-progress shards and converges to the preferred placement", () => {

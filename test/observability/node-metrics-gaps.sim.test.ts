@@ -128,7 +128,8 @@ describe("node metrics: shard buffers, reconnects per peer, recovery per type, a
     const a = await member(world, network, "a", ["a:2552"]);
     expect(await world.runUntil(() => allUp(a, 1), 10_000)).toBe(true);
     const leases = new MemoryLeaseStore(a.system.core.clock);
-    leases.setUnavailable(true); // no shard gets its lease
+    // no shard gets its lease (the coordinator's own lease, "Held.coordinator", still works)
+    leases.setUnavailable(true, "Held/");
     const got: string[] = [];
     const sharding = ClusterSharding.get(a);
     sharding.init({
@@ -146,7 +147,7 @@ describe("node metrics: shard buffers, reconnects per peer, recovery per type, a
     expect(got).toEqual([]);
     expect(sampleOf(scrape(a), inShards)).toBe(3);
     expect(sampleOf(scrape(a), 'shardkit_sharding_buffered_messages{type="Held"}')).toBe(0);
-    leases.setUnavailable(false);
+    leases.setUnavailable(false, "Held/");
     expect(await world.runUntil(() => got.length === 3, 10_000)).toBe(true);
     expect(sampleOf(scrape(a), inShards)).toBe(0);
   });

@@ -118,7 +118,7 @@ export class CoordinatorLease implements Lease {
       case "lost": {
         const onLost = this.onLost;
         this.reset();
-        onLost?.(new Error(o.reason));
+        onLost?.(o.reason);
         return;
       }
       case "release":

@@ -53,12 +53,19 @@ export class MemoryLeaseStore implements LeaseStore {
   private readonly unreachableOwners = new Set<string>();
   private readonly unreachablePrefixes = new Set<string>();
   private down = false;
+  private readonly downNamePrefixes = new Set<string>();
 
   constructor(private readonly clock: Clock) {}
 
-  /** Makes the store unreachable for everyone (true) or reachable again (false). */
-  setUnavailable(down: boolean): void {
-    this.down = down;
+  /**
+   * Makes the store unreachable for everyone (true) or reachable again (false); with
+   * `namePrefix`, only for the leases whose name starts with it (e.g. `"T/"`: the shards of
+   * type T, not its coordinator's lease `"T.coordinator"`).
+   */
+  setUnavailable(down: boolean, namePrefix?: string): void {
+    if (namePrefix === undefined) this.down = down;
+    else if (down) this.downNamePrefixes.add(namePrefix);
+    else this.downNamePrefixes.delete(namePrefix);
   }
 
   /** The newest fencing token of `name` (undefined: never acquired). */
@@ -139,6 +146,9 @@ export class MemoryLeaseStore implements LeaseStore {
 
   private assertReachable(name: string, owner: string): void {
     if (this.down) throw new LeaseUnavailableError(name, owner, "lease store unavailable");
+    for (const p of this.downNamePrefixes)
+      if (name.startsWith(p))
+        throw new LeaseUnavailableError(name, owner, `lease store unavailable for ${p}*`);
     for (const p of this.unreachablePrefixes)
       if (owner.startsWith(p))
         throw new LeaseUnavailableError(name, owner, `lease store unreachable from ${p}`);

@@ -27,6 +27,22 @@ import {
 } from "../../../src/core/membership/unique-address.js";
 import { MembershipWorld, TICK_MS } from "./membership-world.js";
 
+/** a, b, c under lease-majority (with or without a lease), then c cut off from a and b. */
+function leaseMajorityPartition(hasLease: boolean): MembershipWorld {
+  const w = new MembershipWorld({
+    seeds: ["a"],
+    hasLease,
+    downing: {
+      stableAfterMs: 5000,
+      activeStrategy: "lease-majority",
+      leaseMajority: { leaseImplementation: "test-lease" },
+    },
+  });
+  w.formCluster(["a", "b", "c"]);
+  w.partition(["a", "b"], ["c"]);
+  return w;
+}
+
 const downingKinds = (w: MembershipWorld) =>
   w.outputs.flatMap(({ node, output }) =>
     output.type === "downing" ? [`${node} ${output.decision}`] : [],
@@ -470,17 +486,7 @@ describe("membership machine: split brain resolver", () => {
   });
 
   it("lease-majority asks for the lease and decides on the answer", () => {
-    const w = new MembershipWorld({
-      seeds: ["a"],
-      hasLease: true,
-      downing: {
-        stableAfterMs: 5000,
-        activeStrategy: "lease-majority",
-        leaseMajority: { leaseImplementation: "test-lease" },
-      },
-    });
-    w.formCluster(["a", "b", "c"]);
-    w.partition(["a", "b"], ["c"]);
+    const w = leaseMajorityPartition(true);
     const lines = w.run(12_000);
     // the majority side asks at once, the minority after acquireLeaseDelayForMinorityMs
     expect(lines).toContain("a: acquire-lease 0");
@@ -526,17 +532,7 @@ describe("membership machine: weakly-up", () => {
 
 describe("membership machine: lease-majority without a lease", () => {
   it("asks for no lease and downs no one", () => {
-    const w = new MembershipWorld({
-      seeds: ["a"],
-      hasLease: false,
-      downing: {
-        stableAfterMs: 5000,
-        activeStrategy: "lease-majority",
-        leaseMajority: { leaseImplementation: "test-lease" },
-      },
-    });
-    w.formCluster(["a", "b", "c"]);
-    w.partition(["a", "b"], ["c"]);
+    const w = leaseMajorityPartition(false);
     const lines = w.run(12_000);
     expect(lines).toContain("a: unreachable-member c");
     expect(lines.filter((l) => / (acquire-lease|DOWN) /.test(l))).toEqual([]);

@@ -25,6 +25,15 @@
  * <dir>/member-c64.cpuprofile (node:inspector's Profiler, the same format as --cpu-prof;
  * summarize with `node --import tsx bench/profile-top.ts <file>`).
  *
+ * SHARDKIT_BENCH_PROXY_HEAP_PROF=<dir>: writes an allocation profile of the proxy over the
+ * measured c64 window (V8's sampling heap profiler, garbage included) as
+ * <dir>/proxy-c64.heapprofile; `node --import tsx bench/profile-top.ts <file>` lists the
+ * functions that allocate the most.
+ *
+ * Cost per ask (c64 window): `.cpu.proxy.us` and `.cpu.members.us` are the CPU time
+ * (user + system) the proxy and both members spent per ask, with the socket writes, bytes
+ * and GC pauses per ask in the notes: unlike rates, they hold on a busy machine.
+ *
  * Its own group (`npm run bench -- proxy`, about 35 s): the sharding group is already
  * near its 2-minute budget. Every child is killed at the end, also on error.
  */
@@ -33,6 +42,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PerformanceObserver } from "node:perf_hooks";
 import {
   type ActorRef,
   type Behavior,
@@ -49,10 +59,13 @@ import {
 } from "../src/persistence/sqlite/sqlite-persistence.js";
 import { createNodeRuntime } from "../src/runtime/node/index.js";
 import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
-import { type BenchGroup, percentile, wants } from "./harness.js";
+import { type BenchGroup, type Metric, percentile, wants } from "./harness.js";
 
 const CHILD_ENV = "SHARDKIT_BENCH_PROXY_CHILD";
 const PROF_ENV = "SHARDKIT_BENCH_PROXY_CPU_PROF";
+const HEAP_PROF_ENV = "SHARDKIT_BENCH_PROXY_HEAP_PROF";
+/** Bytes between two allocation samples of the heap profile (V8's default is 32 KiB). */
+const HEAP_SAMPLING_INTERVAL_BYTES = 4_096;
 const SYSTEM = "benchproxy";
 const ROLE = "counter";
 const ENTITIES = 10_000;
@@ -212,6 +225,13 @@ async function childMain(): Promise<void> {
   });
   const refs: EntityRef<CounterMsg>[] = [];
   for (let i = 0; i < ENTITIES; i++) refs.push(sharding.entityRefFor(CounterKey, `counter-${i}`));
+  const gc = { ms: 0, count: 0 };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      gc.ms += e.duration;
+      gc.count++;
+    }
+  }).observe({ entryTypes: ["gc"] });
   let session: InstanceType<typeof Session> | undefined;
   const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(o)}\n`);
   const profStop = async (path: string): Promise<void> => {
@@ -220,6 +240,14 @@ async function childMain(): Promise<void> {
     writeFileSync(path, JSON.stringify(profile));
     session.disconnect();
     session = undefined;
+  };
+  let heapSession: InstanceType<typeof Session> | undefined;
+  const heapStop = async (path: string): Promise<void> => {
+    if (heapSession === undefined) throw new Error("heap profiler not started");
+    const { profile } = await heapSession.post("HeapProfiler.stopSampling");
+    writeFileSync(path, JSON.stringify(profile));
+    heapSession.disconnect();
+    heapSession = undefined;
   };
   const handle = async (c: Record<string, unknown>): Promise<Record<string, unknown>> => {
     switch (c.cmd) {
@@ -232,10 +260,37 @@ async function childMain(): Promise<void> {
             Number(c.concurrency),
             Number(c.warmupMs),
             Number(c.measureMs),
-            // the proxy's profile stops with the window, before the percentiles
-            typeof c.profPath === "string" ? () => profStop(String(c.profPath)) : undefined,
+            // the proxy's profiles stop with the window, before the percentiles
+            async () => {
+              if (typeof c.profPath === "string") await profStop(c.profPath);
+              if (typeof c.heapPath === "string") await heapStop(c.heapPath);
+            },
           )),
         };
+      case "usage": {
+        const cpu = process.cpuUsage();
+        const st = node.remoting.stats;
+        return {
+          cpuUs: cpu.user + cpu.system,
+          writes: st.writes,
+          userOut: st.userMessagesOut,
+          userIn: st.userMessagesIn,
+          bytesOut: st.userBytesOut + st.systemBytesOut + st.controlBytesOut,
+          gcMs: gc.ms,
+          gcCount: gc.count,
+        };
+      }
+      case "heap-start":
+        heapSession = new Session();
+        heapSession.connect();
+        await heapSession.post("HeapProfiler.enable");
+        await heapSession.post("HeapProfiler.startSampling", {
+          samplingInterval: HEAP_SAMPLING_INTERVAL_BYTES,
+          // garbage too: what the young generation has to collect
+          includeObjectsCollectedByMinorGC: true,
+          includeObjectsCollectedByMajorGC: true,
+        } as never);
+        return {};
       case "prof-start":
         session = new Session();
         session.connect();
@@ -316,13 +371,54 @@ async function run(
   warmupMs: number,
   measureMs: number,
   profPath?: string,
+  heapPath?: string,
 ): Promise<RunResult> {
   const r = await request(
     proxy,
-    { cmd: "run", concurrency, warmupMs, measureMs, profPath },
+    { cmd: "run", concurrency, warmupMs, measureMs, profPath, heapPath },
     warmupMs + measureMs + RUN_REPLY_SLACK_MS,
   );
   return r as unknown as RunResult;
+}
+
+interface Usage {
+  readonly cpuUs: number;
+  readonly writes: number;
+  readonly userOut: number;
+  readonly userIn: number;
+  readonly bytesOut: number;
+  readonly gcMs: number;
+  readonly gcCount: number;
+}
+
+const usageOf = async (c: Child): Promise<Usage> =>
+  (await request(c, { cmd: "usage" }, CMD_TIMEOUT_MS)) as unknown as Usage;
+
+/**
+ * What one ask cost each process over a measured window (CPU time, socket writes, GC):
+ * figures that hold on a busy machine, unlike wall-clock rates (docs/performance.md).
+ */
+function reportCost(
+  prefix: string,
+  asks: number,
+  before: readonly Usage[],
+  after: readonly Usage[],
+  report: (m: Metric) => void,
+): void {
+  const d = (i: number, k: keyof Usage) => (after[i] as Usage)[k] - (before[i] as Usage)[k];
+  // index 0: the proxy; 1 and 2: the members
+  report({
+    metric: `${prefix}.cpu.proxy.us`,
+    value: d(0, "cpuUs") / asks,
+    unit: "µs/ask",
+    note: `proxy CPU per ask; ${(d(0, "writes") / asks).toFixed(3)} socket writes and ${(d(0, "bytesOut") / asks).toFixed(0)} bytes out per ask; GC ${d(0, "gcCount")} pauses, ${d(0, "gcMs").toFixed(0)} ms`,
+  });
+  report({
+    metric: `${prefix}.cpu.members.us`,
+    value: (d(1, "cpuUs") + d(2, "cpuUs")) / asks,
+    unit: "µs/ask",
+    note: `both members' CPU per ask; ${((d(1, "writes") + d(2, "writes")) / asks).toFixed(3)} socket writes per ask; GC ${d(1, "gcCount") + d(2, "gcCount")} pauses, ${(d(1, "gcMs") + d(2, "gcMs")).toFixed(0)} ms`,
+  });
 }
 
 const throughputOf = (r: RunResult) => r.asks / r.seconds;
@@ -334,6 +430,7 @@ export const proxyGroup: BenchGroup = {
   description: `2 member processes (Counter entities) + 1 proxy-only process asking, ${ENTITIES} entities, TCP on 127.0.0.1`,
   async run(report) {
     const profDir = process.env[PROF_ENV];
+    const heapDir = process.env[HEAP_PROF_ENV];
     if (wants("sharding.proxy.ask.c64") || wants("sharding.proxy.ask.c1"))
       await withCluster(undefined, async ({ proxy, members }) => {
         if (wants("sharding.proxy.ask.c64")) {
@@ -341,13 +438,18 @@ export const proxyGroup: BenchGroup = {
           await run(proxy, HIGH_CONCURRENCY, WARMUP_MS, 0);
           const profiled = profDir === undefined ? [] : [proxy, members[0] as Child];
           await Promise.all(profiled.map((c) => request(c, { cmd: "prof-start" }, CMD_TIMEOUT_MS)));
+          if (heapDir !== undefined) await request(proxy, { cmd: "heap-start" }, CMD_TIMEOUT_MS);
+          const all = [proxy, ...members];
+          const before = await Promise.all(all.map(usageOf));
           const r = await run(
             proxy,
             HIGH_CONCURRENCY,
             0,
             MEASURE_MS,
             profDir === undefined ? undefined : join(profDir, "proxy-c64.cpuprofile"),
+            heapDir === undefined ? undefined : join(heapDir, "proxy-c64.heapprofile"),
           );
+          const after = await Promise.all(all.map(usageOf));
           if (profDir !== undefined)
             await request(
               members[0] as Child,
@@ -363,6 +465,7 @@ export const proxyGroup: BenchGroup = {
           });
           report({ metric: "sharding.proxy.ask.c64.p50.us", value: r.p50us, unit: "µs" });
           report({ metric: "sharding.proxy.ask.c64.p99.us", value: r.p99us, unit: "µs" });
+          reportCost("sharding.proxy.ask.c64", r.asks, before, after, report);
         }
         if (wants("sharding.proxy.ask.c1")) {
           // without the c64 part first, the entities are activated here

@@ -100,7 +100,11 @@ export class AskRef<R> implements PendingAsk<R> {
   ) {}
 
   get path(): ActorPath {
-    return new ActorPath(this.core.address, ["temp", `$ask${this.id}`], this.id);
+    return new ActorPath(this.core.address, ["temp", this.name], this.id);
+  }
+  /** The last element of `path`, by which a remote reply finds this ref. */
+  get name(): string {
+    return `$ask${this.id}`;
   }
   get isTerminated(): boolean {
     return this.done;
@@ -193,7 +197,7 @@ export class AskRegistry implements AskRegistrar {
 
   /** Makes a pending reply target resolvable by name (`$ask<id>`) for remote replies. */
   export(ref: InternalRef): void {
-    if (ref instanceof AskRef && !ref.done) this.exportedRefs.set(ref.path.name, ref);
+    if (ref instanceof AskRef && !ref.done) this.exportedRefs.set(ref.name, ref);
   }
 
   exported(name: string): InternalRef | undefined {
@@ -205,7 +209,7 @@ export class AskRegistry implements AskRegistrar {
     this.pendingCount--;
     if (this.latencyObserver !== undefined)
       this.latencyObserver(this.core.clock.now() - (ref.deadline - ref.timeoutMs));
-    if (this.exportedRefs.size > 0) this.exportedRefs.delete(`$ask${ref.id}`);
+    if (this.exportedRefs.size > 0) this.exportedRefs.delete(ref.name);
     const dq = this.queues.get(ref.timeoutMs);
     if (dq === undefined) return;
     while (dq.queue.peek()?.done) dq.queue.shift();

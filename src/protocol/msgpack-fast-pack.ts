@@ -4,8 +4,11 @@
  *
  * It handles the subset most messages live in: plain objects (prototype Object.prototype,
  * inherited `constructor`), arrays, strings, numbers, booleans, null and undefined,
- * nested below MESSAGE_DEPTH_MAX, with no actor ref (RefCodec.isRef) anywhere. For
- * anything else (a ref, Map, Set, Date, bigint, typed array, class instance, function,
+ * nested below MESSAGE_DEPTH_MAX, and actor refs (RefCodec.isRef), which it writes as
+ * shardkit's extension carrying `[TAG_REF, address, path]` exactly as msgpackr writes the
+ * `Tagged` placeholder prepareForPack would put there (an ask carries its reply-to ref,
+ * so this keeps every ask on the fast path). For
+ * anything else (a Map, Set, Date, bigint, typed array, class instance, function,
  * a `__proto__` key, a container of 65 536 entries or more) it gives up and returns
  * undefined, and the caller takes the general path (prepareForPack + msgpackr), which
  * also produces the errors. Giving up is always safe: nothing is committed until the
@@ -21,8 +24,8 @@
  * than write into the region being filled. An exception from user code (a getter, a
  * proxy trap, RefCodec.isRef) propagates; nothing is committed then either.
  */
-import { MESSAGE_DEPTH_MAX } from "./msgpack-prepare.js";
-import type { RefCodec } from "./serialization.js";
+import { MESSAGE_DEPTH_MAX, SHARDKIT_EXTENSION_TYPE, TAG_REF } from "./msgpack-prepare.js";
+import type { RefCodec, WireRefData } from "./serialization.js";
 
 /** Size of a fresh output slab. */
 const SLAB_BYTES = 32_768;
@@ -109,7 +112,9 @@ export class FastPacker {
   }
 
   private writeObject(obj: object, p: number, depth: number): number {
-    if (depth >= MESSAGE_DEPTH_MAX || this.refCodec?.isRef(obj)) return GIVE_UP;
+    if (depth >= MESSAGE_DEPTH_MAX) return GIVE_UP;
+    const codec = this.refCodec;
+    if (codec?.isRef(obj)) return this.writeRef(codec, obj, p);
     const proto: unknown = Object.getPrototypeOf(obj);
     // msgpackr picks its encoding by `constructor`: an own `constructor` key differs.
     if (proto === Array.prototype) {
@@ -119,6 +124,28 @@ export class FastPacker {
     }
     if (proto !== Object.prototype || obj.constructor !== Object) return GIVE_UP;
     return this.writeMap(obj as Record<string, unknown>, p, depth);
+  }
+
+  /**
+   * An actor ref as msgpackr writes prepareForPack's placeholder for it: the one-byte
+   * "tag" extension header (fixext 1 of SHARDKIT_EXTENSION_TYPE with a 0 data byte),
+   * then the array `[TAG_REF, address, path]`. A RefCodec answer of the wrong shape
+   * gives up, so the general path reports it.
+   */
+  private writeRef(codec: RefCodec, ref: object, p: number): number {
+    const data: unknown = codec.encode(ref);
+    if (typeof data !== "object" || data === null) return GIVE_UP;
+    const { address, path } = data as WireRefData;
+    if (typeof address !== "string" || typeof path !== "string") return GIVE_UP;
+    if (p + 5 > this.buf.length) return NO_ROOM;
+    const b = this.buf;
+    b[p] = 0xd4;
+    b[p + 1] = SHARDKIT_EXTENSION_TYPE;
+    b[p + 2] = 0;
+    b[p + 3] = 0x93; // fixarray of 3
+    b[p + 4] = TAG_REF; // positive fixint
+    const q = this.writeString(address, p + 5);
+    return q < 0 ? q : this.writeString(path, q);
   }
 
   /** msgpackr (useRecords: false) always writes a map16 and fills in its size after. */

@@ -42,6 +42,9 @@ const TYPED_ARRAY_PROTOTYPES: ReadonlySet<unknown> = new Set([
   BigUint64Array.prototype,
 ]);
 
+/** msgpackr extension type of shardkit's tagged values. Reserved process-wide. */
+export const SHARDKIT_EXTENSION_TYPE = 0x53;
+
 /** Tag of an actor ref inside a `Tagged` value. */
 export const TAG_REF = 0;
 /** Tag of a Map inside a `Tagged` value. */

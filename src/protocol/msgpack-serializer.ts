@@ -27,8 +27,9 @@
  * msgpackr sees it, so reserved bytes, extensions shardkit never writes and lengths
  * beyond the message fail with SerializationError instead of decoding to something.
  *
- * Hot path: plain data (most messages) is written by FastPacker (msgpack-fast-pack.ts)
- * in one walk, with exactly msgpackr's bytes; everything else goes through
+ * Hot path: plain data and actor refs (most messages, asks included) are written by
+ * FastPacker (msgpack-fast-pack.ts) in one walk, with exactly the bytes of the general
+ * path; everything else goes through
  * prepareForPack and msgpackr. For remoting, `toBinaryWithRoom` leaves room for the
  * envelope header in front of the message and `fromBinaryRange` decodes a message where
  * it lies in a network chunk, so neither side copies or re-wraps the bytes.
@@ -36,12 +37,17 @@
 import { addExtension, type Options, Packr, RESERVE_START_SPACE, Unpackr } from "msgpackr";
 import { SerializationError } from "./errors.js";
 import { FastPacker } from "./msgpack-fast-pack.js";
-import { prepareForPack, TAG_MAP, TAG_REF, Tagged } from "./msgpack-prepare.js";
+import {
+  prepareForPack,
+  SHARDKIT_EXTENSION_TYPE,
+  TAG_MAP,
+  TAG_REF,
+  Tagged,
+} from "./msgpack-prepare.js";
 import { validateMsgpack } from "./msgpack-validate.js";
 import { MSGPACK_SERIALIZER_ID, type RefCodec, type Serializer } from "./serialization.js";
 
-/** msgpackr extension type of shardkit's tagged values. Reserved process-wide. */
-export const SHARDKIT_EXTENSION_TYPE = 0x53;
+export { SHARDKIT_EXTENSION_TYPE };
 
 /** The msgpackr options of the default serializer (see the module comment). */
 export const MSGPACKR_OPTIONS: Readonly<Options> = {

@@ -7,6 +7,7 @@ import {
   type RefCodec,
 } from "../../src/protocol/index.js";
 import { FastPacker } from "../../src/protocol/msgpack-fast-pack.js";
+import { prepareForPack } from "../../src/protocol/msgpack-prepare.js";
 import { MSGPACKR_OPTIONS } from "../../src/protocol/msgpack-serializer.js";
 
 // The extension must be installed exactly as in production before comparing bytes.
@@ -141,7 +142,8 @@ describe("FastPacker", () => {
     // An array object with Object.prototype is written as msgpackr writes it: a map.
     const arrayLike = Object.setPrototypeOf([1], Object.prototype);
     expect(fast.pack(arrayLike, 0)).toEqual(msgpackrBytes(arrayLike));
-    expect(new FastPacker(codec).pack({ replyTo: new Point() }, 0)).toBeUndefined();
+    // A ref is inside the subset (next describe block); a Map next to it is not.
+    expect(new FastPacker(codec).pack({ replyTo: new Point(), m: new Map() }, 0)).toBeUndefined();
   });
 
   it("gives up on a value larger than its slab, and packs the next one normally", () => {
@@ -160,6 +162,65 @@ describe("FastPacker", () => {
       out.push({ view, copy: view.slice() });
     }
     for (const { view, copy } of out) expect(view).toEqual(copy);
+  });
+});
+
+describe("FastPacker and actor refs", () => {
+  /** A ref stand-in: the codec reads its address and path back. */
+  class Ref {
+    constructor(
+      readonly address: string,
+      readonly path: string,
+    ) {}
+  }
+  const codec: RefCodec = {
+    isRef: (v) => v instanceof Ref,
+    encode: (r) => ({ address: (r as Ref).address, path: (r as Ref).path }),
+    decode: (d) => new Ref(d.address, d.path),
+  };
+  /** What the general path writes: prepareForPack's placeholders, then msgpackr. */
+  const generalBytes = (v: unknown) => Uint8Array.from(packr.pack(prepareForPack(v, codec, 1)));
+  const refArb = fc.tuple(stringArb, stringArb).map(([a, p]) => new Ref(a, p));
+  const { withRefs } = fc.letrec((tie) => ({
+    withRefs: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      refArb,
+      stringArb,
+      numberArb,
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(tie("withRefs"), { maxLength: 6 }),
+      fc.dictionary(keyArb, tie("withRefs"), { maxKeys: 6, noNullPrototype: true }),
+    ),
+  }));
+
+  it("writes exactly the general path's bytes for data with refs, behind any room (fast-check)", () => {
+    fc.assert(
+      fc.property(withRefs, fc.integer({ min: 0, max: 255 }), (v, room) => {
+        const fast = new FastPacker(codec);
+        expect(fast.pack(v, 0)).toEqual(generalBytes(v));
+        expect(fast.pack(v, room)?.subarray(room)).toEqual(generalBytes(v));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("an ask-shaped message round-trips through the serializer with its ref", () => {
+    const serializer = createMsgpackSerializer(codec);
+    const msg = { t: "inc", replyTo: new Ref("sys@127.0.0.1:2552#7", "/temp/$ask12") };
+    const fast = new FastPacker(codec).pack(msg, 0) as Uint8Array;
+    expect(fast).toEqual(generalBytes(msg));
+    expect(serializer.fromBinary(fast)).toEqual(msg);
+  });
+
+  it("gives up when the RefCodec answers with the wrong shape, so the general path reports it", () => {
+    const bad: RefCodec = { ...codec, encode: () => ({ address: 1, path: "/p" }) as never };
+    const fast = new FastPacker(bad);
+    expect(fast.pack({ replyTo: new Ref("a", "/p") }, 0)).toBeUndefined();
+    expect(() => prepareForPack({ replyTo: new Ref("a", "/p") }, bad, 1)).toThrow(
+      "RefCodec.encode must return",
+    );
+    expect(new FastPacker(codec).pack({ next: 1 }, 0)).toEqual(msgpackrBytes({ next: 1 }));
   });
 });
 

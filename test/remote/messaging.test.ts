@@ -14,6 +14,7 @@ import {
   stats,
   stopNode,
   waitForCounter,
+  waitForStats,
 } from "./remote-node.js";
 
 installChildTeardown("perFile");
@@ -84,6 +85,22 @@ describe("three processes", () => {
     const r = await command(a, "askVia", { address: b.address, value: "via B", timeoutMs: 3_000 });
     expect(r.via).toBe(`shardkit://${c.address}/user/echo`);
     expect(r.reply).toEqual({ from: c.address, value: "via B" });
+  }, 20_000);
+
+  it("a message to an ask path of B that is not a pending ask is counted as an unknown recipient", async () => {
+    // Replies to asks take a shortcut on the receiving side (no path split); these paths
+    // look like ask replies but name no pending ask, or one below it.
+    const paths = ["/temp/$ask999999#999999", "/temp/$ask1/x#1", "/temp/$ask77#0"];
+    const before = await stats(b);
+    for (const path of paths) await command(a, "tellRef", { address: b.address, path, value: 1 });
+    await waitForStats(
+      b,
+      (s) => s.unknownRecipients >= before.unknownRecipients + paths.length,
+      5_000,
+    );
+    // and a real ask still gets its reply through the shortcut
+    expect(await askEcho(a, b, "after")).toEqual({ from: b.address, value: "after" });
+    expect((await stats(b)).badMessages).toBe(before.badMessages);
   }, 20_000);
 });
 

@@ -733,6 +733,9 @@ export class Remoting implements InboundHost {
 
   private wirePathOf(ref: InternalRef): string {
     if (ref instanceof RemoteActorRef) return ref.wirePath;
+    // formatActorPath(["temp", `$ask${id}`], id) without building the ActorPath: every
+    // ask that leaves this node carries one.
+    if (ref instanceof AskRef) return `${ASK_PATH_PREFIX}${ref.id}#${ref.id}`;
     const p = ref.path;
     return formatActorPath(p.elements, p.uid);
   }
@@ -747,6 +750,15 @@ export class Remoting implements InboundHost {
   private resolveRecipient(wirePath: string): InternalRef | undefined {
     const cached = this.recipientCache.get(wirePath);
     if (cached !== undefined && !cached.isTerminated) return cached;
+    // A reply to an ask of this node (`/temp/$ask<id>#<uid>`, one path per ask, so never
+    // cached): looked up by name, as resolveLocal does, without splitting the path.
+    if (wirePath.startsWith(ASK_PATH_PREFIX)) {
+      const hash = wirePath.lastIndexOf("#");
+      const uid = Number(wirePath.slice(hash + 1));
+      const name = wirePath.slice(TEMP_PREFIX_LENGTH, hash);
+      if (hash > 0 && Number.isSafeInteger(uid) && uid >= 0 && !name.includes("/"))
+        return this.core.asks.exported(name);
+    }
     const p = parseActorPath(wirePath);
     if (p === undefined) return undefined;
     const ref = this.core.resolveLocal(p.elements, p.uid);
@@ -783,6 +795,10 @@ export class Remoting implements InboundHost {
 }
 
 const NO_BINDING = new Uint8Array(0);
+/** Wire path of an ask's reply ref, up to its id (see AskRef.path). */
+const ASK_PATH_PREFIX = "/temp/$ask";
+/** Length of "/temp/": what follows is the ask ref's name. */
+const TEMP_PREFIX_LENGTH = 6;
 
 function isLoopback(host: string): boolean {
   const h = normalizeHost(host);

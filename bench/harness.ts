@@ -87,3 +87,35 @@ export function formatTable(rows: readonly Metric[]): string {
       .join("  ");
   return [line(head), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
 }
+
+/** Upper bounds (µs) of the latency histogram's buckets; the last bucket is open. */
+const HISTOGRAM_BOUNDS_US = [50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000];
+
+/**
+ * Latency histogram of `valuesUs` as text (one line per bucket: bound, count, share,
+ * cumulative share), printed by the latency benches when SHARDKIT_BENCH_HISTOGRAM=1
+ * (docs/performance.md compares them before and after).
+ */
+export function latencyHistogram(title: string, valuesUs: readonly number[]): string {
+  const counts = new Array<number>(HISTOGRAM_BOUNDS_US.length + 1).fill(0);
+  for (const v of valuesUs) {
+    let i = HISTOGRAM_BOUNDS_US.findIndex((b) => v <= b);
+    if (i < 0) i = HISTOGRAM_BOUNDS_US.length;
+    counts[i] = (counts[i] ?? 0) + 1;
+  }
+  const n = Math.max(1, valuesUs.length);
+  let cumulative = 0;
+  const lines = [`${title} (${valuesUs.length} samples)`];
+  counts.forEach((c, i) => {
+    cumulative += c;
+    const bound = HISTOGRAM_BOUNDS_US[i];
+    const label = bound === undefined ? `> ${HISTOGRAM_BOUNDS_US.at(-1)} µs` : `<= ${bound} µs`;
+    lines.push(
+      `  ${label.padEnd(14)} ${String(c).padStart(8)}  ${((100 * c) / n).toFixed(2).padStart(6)} %  ${((100 * cumulative) / n).toFixed(2).padStart(6)} %`,
+    );
+  });
+  return lines.join("\n");
+}
+
+/** True when the latency benches should print their histograms (to stderr). */
+export const wantsHistogram = (): boolean => process.env.SHARDKIT_BENCH_HISTOGRAM === "1";

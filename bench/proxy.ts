@@ -59,7 +59,14 @@ import {
 } from "../src/persistence/sqlite/sqlite-persistence.js";
 import { createNodeRuntime } from "../src/runtime/node/index.js";
 import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
-import { type BenchGroup, type Metric, percentile, wants } from "./harness.js";
+import {
+  type BenchGroup,
+  latencyHistogram,
+  type Metric,
+  percentile,
+  wants,
+  wantsHistogram,
+} from "./harness.js";
 
 const CHILD_ENV = "SHARDKIT_BENCH_PROXY_CHILD";
 const PROF_ENV = "SHARDKIT_BENCH_PROXY_CPU_PROF";
@@ -153,6 +160,8 @@ interface RunResult {
   readonly seconds: number;
   readonly p50us: number;
   readonly p99us: number;
+  /** With SHARDKIT_BENCH_HISTOGRAM=1: the latency histogram of the window, as text. */
+  readonly histogram?: string;
 }
 
 /** `concurrency` ask loops to random entities; measures only after `warmupMs`. */
@@ -193,6 +202,14 @@ async function runAsks(
     seconds,
     p50us: percentile(lat, 50) * 1000,
     p99us: percentile(lat, 99) * 1000,
+    ...(wantsHistogram()
+      ? {
+          histogram: latencyHistogram(
+            `proxy asks, concurrency ${concurrency}`,
+            lat.map((ms) => ms * 1000),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -378,7 +395,9 @@ async function run(
     { cmd: "run", concurrency, warmupMs, measureMs, profPath, heapPath },
     warmupMs + measureMs + RUN_REPLY_SLACK_MS,
   );
-  return r as unknown as RunResult;
+  const result = r as unknown as RunResult;
+  if (result.histogram !== undefined) process.stderr.write(`${result.histogram}\n`);
+  return result;
 }
 
 interface Usage {

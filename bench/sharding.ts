@@ -88,7 +88,17 @@ import {
 import { createNodeRuntime } from "../src/runtime/node/index.js";
 import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
 import { installMemoryTracing } from "../test/support/otel-memory.js";
-import { type BenchGroup, gc, hasGc, median, percentile, repeat, wants } from "./harness.js";
+import {
+  type BenchGroup,
+  gc,
+  hasGc,
+  latencyHistogram,
+  median,
+  percentile,
+  repeat,
+  wants,
+  wantsHistogram,
+} from "./harness.js";
 import { FAST_PROFILE } from "./membership.js";
 
 const CHILD_ENV = "SHARDKIT_BENCH_SHARDING_CHILD";
@@ -849,6 +859,8 @@ async function cluster3(schema: Schema = "none"): Promise<Cluster3Result> {
       await ref.ask((replyTo: ActorRef<number>) => ({ t: "ping", replyTo }), opts);
       if (i >= C3_ASK_WARMUP) ask.push((performance.now() - t0) * 1000);
     }
+    if (wantsHistogram())
+      process.stderr.write(`${latencyHistogram("cluster3 asks, 1 outstanding", ask)}\n`);
     return { tell, ask, spread };
   } finally {
     await Promise.all(children.map((c) => kill(c)));

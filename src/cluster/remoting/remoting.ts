@@ -112,6 +112,8 @@ export class Remoting implements InboundHost {
   private readonly watchDetectors = new Map<string, PhiAccrualFailureDetector>();
   private readonly controlHandlers = new Map<number, ControlHandler>();
   private readonly recipientCache = new Map<string, InternalRef>();
+  /** Parsed node addresses of refs inside inbound messages (see nodeOf). */
+  private readonly nodeCache = new Map<string, WireNode>();
   private readonly badInputLimiter: RateLimiter;
   private readonly associationListeners = new Set<AssociationListener>();
   private listener: Listener | null = null;
@@ -726,9 +728,23 @@ export class Remoting implements InboundHost {
     if (p === undefined) throw new InvalidAddressError(data.path, "not an actor path");
     if (data.address === this.localNodeString)
       return this.core.resolveLocal(p.elements, p.uid) ?? this.missingLocal(data.path);
-    const node = parseNode(data.address);
+    const node = this.nodeOf(data.address);
     if (node === undefined) throw new InvalidAddressError(data.address, "not a node address");
     return new RemoteActorRef(this.core, this, node, p.elements, p.uid, data.path);
+  }
+
+  /**
+   * parseNode with a cache: every ask that arrives carries its reply-to ref, whose node
+   * is one of a few peers. Bounded by recipientCacheMax (cleared when full).
+   */
+  private nodeOf(address: string): WireNode | undefined {
+    const cached = this.nodeCache.get(address);
+    if (cached !== undefined) return cached;
+    const node = parseNode(address);
+    if (node === undefined) return undefined;
+    if (this.nodeCache.size >= this.settings.recipientCacheMax) this.nodeCache.clear();
+    this.nodeCache.set(address, node);
+    return node;
   }
 
   private wirePathOf(ref: InternalRef): string {

@@ -7,6 +7,9 @@
  *   receiver's sink actor from its first message to an end marker (msgs/s at the
  *   receiver). The sender keeps at most WINDOW_MSGS unconfirmed (a marker ask every
  *   BATCH_MSGS) so the outbound queue never overflows. ~1.5 s per run, median of 3.
+ * - remote.tell.receiver.cpu.ns / remote.tell.sender.cpu.ns: CPU time (user + system,
+ *   process.cpuUsage) of each process per message over the same runs. On a shared
+ *   machine these move much less with the load than the throughput does.
  * - remote.ask.p50.us / remote.ask.p99.us: ask round trip, 1 outstanding, 20 000 samples.
  * - remote.ask1000.throughput: asks/s with 1 000 outstanding, median of 3.
  * - remote.association.idle.bytes: heap per idle peer on a node. The child (run with
@@ -18,20 +21,25 @@
  *   Figure = delta / K. ArrayBuffer memory (socket and frame buffers) is outside the V8
  *   heap and is given in the note.
  *
- * Profiling: SHARDKIT_BENCH_PROF_DIR=<dir> runs the receiver with --cpu-prof; profile the
- * sender with `node --cpu-prof --expose-gc --import tsx bench/run.ts remote`.
+ * `--only=remote.tell` (or `remote.ask`, `remote.ask1000`, `remote.association`) runs
+ * one part.
+ *
+ * Profiling: SHARDKIT_BENCH_PROF_DIR=<dir> runs the receiver with --cpu-prof (it is then
+ * stopped by closing its stdin, so that it exits normally and writes the profile);
+ * profile the sender with `node --cpu-prof --expose-gc --import tsx bench/run.ts remote`.
  */
 import { type ActorRef, ActorSystem, ask, Behaviors } from "../src/actor/index.js";
 import { Remoting } from "../src/cluster/remoting/index.js";
 import { createNodeRuntime, TcpTransport } from "../src/runtime/node/index.js";
 import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
-import { type BenchGroup, median, percentile, repeat } from "./harness.js";
+import { type BenchGroup, median, percentile, repeat, wants } from "./harness.js";
 
 const CHILD_ENV = "SHARDKIT_BENCH_REMOTE_CHILD";
 const PAYLOAD = "x".repeat(80);
 const BATCH_MSGS = 5_000;
 const WINDOW_MSGS = 50_000;
 const TELL_RUN_MS = 1_500;
+const TELL_RUNS = 3;
 const ASK_SAMPLES = 20_000;
 const ASK_WARMUP = 2_000;
 const ASK1000_OUTSTANDING = 1_000;
@@ -44,7 +52,9 @@ type SinkMsg =
   | { readonly t: "m"; readonly n: number; readonly p: string }
   | { readonly t: "begin"; readonly replyTo: ActorRef<number> }
   | { readonly t: "mark"; readonly replyTo: ActorRef<number> }
-  | { readonly t: "end"; readonly replyTo: ActorRef<{ count: number; ms: number }> };
+  | { readonly t: "end"; readonly replyTo: ActorRef<TellEnd> };
+/** The receiver's count, time from its first message, and CPU time since "begin". */
+type TellEnd = { count: number; ms: number; cpuUs: number };
 type Ping = { readonly n: number; readonly replyTo: ActorRef<number> };
 
 // ------------------------------------------------------------------ receiver (child)
@@ -61,6 +71,7 @@ async function childMain(): Promise<void> {
   });
   let count = 0;
   let firstAt = -1;
+  let cpuAtBegin = process.cpuUsage();
   system.spawn(
     Behaviors.receiveMessage<SinkMsg>((m) => {
       switch (m.t) {
@@ -71,13 +82,21 @@ async function childMain(): Promise<void> {
         case "begin":
           count = 0;
           firstAt = -1;
+          cpuAtBegin = process.cpuUsage();
           m.replyTo.tell(0);
           return;
         case "mark":
           m.replyTo.tell(count);
           return;
         case "end":
-          m.replyTo.tell({ count, ms: performance.now() - firstAt });
+          {
+            const cpu = process.cpuUsage(cpuAtBegin);
+            m.replyTo.tell({
+              count,
+              ms: performance.now() - firstAt,
+              cpuUs: cpu.user + cpu.system,
+            });
+          }
           return;
       }
     }),
@@ -128,6 +147,20 @@ function cpuProfArgs(): string[] {
   return dir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${dir}`];
 }
 
+/**
+ * Stops the receiver: SIGKILL, or when profiling, closing its stdin (it exits on its own
+ * and --cpu-prof writes the profile on a normal exit only).
+ */
+async function stopReceiver(child: Child): Promise<void> {
+  if (process.env.SHARDKIT_BENCH_PROF_DIR === undefined) {
+    await kill(child);
+    return;
+  }
+  child.process.stdin?.end();
+  await Promise.race([child.exited, new Promise((r) => setTimeout(r, START_TIMEOUT_MS))]);
+  await kill(child);
+}
+
 /** A local node of the same actor system ("bench"): remoting refuses other names. */
 async function startSender(): Promise<{ system: ActorSystem; remoting: Remoting }> {
   const system = ActorSystem.create({
@@ -141,9 +174,17 @@ async function startSender(): Promise<{ system: ActorSystem; remoting: Remoting 
   return { system, remoting };
 }
 
-async function tellRun(sink: ActorRef<SinkMsg>): Promise<number> {
+/** msg/s at the receiver, and CPU ns per message of the receiver and of this process. */
+interface TellResult {
+  readonly rate: number;
+  readonly receiverNs: number;
+  readonly senderNs: number;
+}
+
+async function tellRun(sink: ActorRef<SinkMsg>): Promise<TellResult> {
   const opts = { timeoutMs: ASK_TIMEOUT_MS };
   await ask(sink, (replyTo: ActorRef<number>) => ({ t: "begin", replyTo }), opts);
+  const cpu0 = process.cpuUsage();
   const marks: Promise<number>[] = [];
   const t0 = performance.now();
   let n = 0;
@@ -153,13 +194,14 @@ async function tellRun(sink: ActorRef<SinkMsg>): Promise<number> {
     if (marks.length * BATCH_MSGS >= WINDOW_MSGS) await marks.shift();
   }
   await Promise.all(marks);
-  const end = await ask(
-    sink,
-    (replyTo: ActorRef<{ count: number; ms: number }>) => ({ t: "end", replyTo }),
-    opts,
-  );
+  const end = await ask(sink, (replyTo: ActorRef<TellEnd>) => ({ t: "end", replyTo }), opts);
+  const cpu = process.cpuUsage(cpu0);
   if (end.count !== n) throw new Error(`sink counted ${end.count} of ${n} messages`);
-  return (end.count / end.ms) * 1000;
+  return {
+    rate: (end.count / end.ms) * 1000,
+    receiverNs: (end.cpuUs * 1000) / n,
+    senderNs: ((cpu.user + cpu.system) * 1000) / n,
+  };
 }
 
 async function askLatencies(echo: ActorRef<Ping>): Promise<number[]> {
@@ -222,42 +264,65 @@ export const remoteGroup: BenchGroup = {
   name: "remote",
   description: "remoting between two processes on loopback (TCP)",
   async run(report) {
-    const receiver = await startReceiver();
-    const sender = await startSender();
-    try {
-      const sink = sender.remoting.actorRefFor<SinkMsg>(receiver.address, "/user/sink");
-      const echo = sender.remoting.actorRefFor<Ping>(receiver.address, "/user/echo");
-      const tell = await repeat(3, 1, () => tellRun(sink));
-      report({
-        metric: "remote.tell.throughput",
-        value: median(tell),
-        unit: "msg/s",
-        note: `~100 B msgs, ${TELL_RUN_MS} ms runs, at the receiver`,
-      });
-      const lat = await askLatencies(echo);
-      report({
-        metric: "remote.ask.p50.us",
-        value: percentile(lat, 50),
-        unit: "µs",
-        note: "1 outstanding",
-      });
-      report({
-        metric: "remote.ask.p99.us",
-        value: percentile(lat, 99),
-        unit: "µs",
-        note: `${ASK_SAMPLES} samples`,
-      });
-      const asks = await repeat(3, 1, () => ask1000Run(echo));
-      report({
-        metric: "remote.ask1000.throughput",
-        value: median(asks),
-        unit: "ops/s",
-        note: `${ASK1000_OUTSTANDING} outstanding`,
-      });
-    } finally {
-      await sender.system.terminate();
-      await kill(receiver.child);
+    if (wants("remote.tell") || wants("remote.ask")) {
+      const receiver = await startReceiver();
+      const sender = await startSender();
+      try {
+        const sink = sender.remoting.actorRefFor<SinkMsg>(receiver.address, "/user/sink");
+        const echo = sender.remoting.actorRefFor<Ping>(receiver.address, "/user/echo");
+        if (wants("remote.tell")) {
+          await tellRun(sink); // warm-up
+          const measured: TellResult[] = [];
+          for (let i = 0; i < TELL_RUNS; i++) measured.push(await tellRun(sink));
+          report({
+            metric: "remote.tell.throughput",
+            value: median(measured.map((r) => r.rate)),
+            unit: "msg/s",
+            note: `~100 B msgs, ${TELL_RUN_MS} ms runs, at the receiver`,
+          });
+          report({
+            metric: "remote.tell.receiver.cpu.ns",
+            value: median(measured.map((r) => r.receiverNs)),
+            unit: "ns/msg",
+            note: "receiver process CPU (user+sys) per message",
+          });
+          report({
+            metric: "remote.tell.sender.cpu.ns",
+            value: median(measured.map((r) => r.senderNs)),
+            unit: "ns/msg",
+            note: "sender process CPU (user+sys) per message",
+          });
+        }
+        if (wants("remote.ask.p")) {
+          const lat = await askLatencies(echo);
+          report({
+            metric: "remote.ask.p50.us",
+            value: percentile(lat, 50),
+            unit: "µs",
+            note: "1 outstanding",
+          });
+          report({
+            metric: "remote.ask.p99.us",
+            value: percentile(lat, 99),
+            unit: "µs",
+            note: `${ASK_SAMPLES} samples`,
+          });
+        }
+        if (wants("remote.ask1000")) {
+          const asks = await repeat(3, 1, () => ask1000Run(echo));
+          report({
+            metric: "remote.ask1000.throughput",
+            value: median(asks),
+            unit: "ops/s",
+            note: `${ASK1000_OUTSTANDING} outstanding`,
+          });
+        }
+      } finally {
+        await sender.system.terminate();
+        await stopReceiver(receiver.child);
+      }
     }
+    if (!wants("remote.association")) return;
     const idle = await idleAssociationBytes();
     report({
       metric: "remote.association.idle.bytes",

@@ -8,6 +8,7 @@ import { type BenchGroup, formatTable, type Metric, setOnly } from "./harness.js
 const groups: Record<string, () => Promise<BenchGroup>> = {
   actor: async () => (await import("./actor.js")).actorGroup,
   remote: async () => (await import("./remote.js")).remoteGroup,
+  "remote-floor": async () => (await import("./remote-floor.js")).remoteFloorGroup,
   membership: async () => (await import("./membership.js")).membershipGroup,
   persistence: async () => (await import("./persistence.js")).persistenceGroup,
   sharding: async () => (await import("./sharding.js")).shardingGroup,

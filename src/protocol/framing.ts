@@ -196,10 +196,11 @@ export class FrameWriter {
    *   appended then.
    */
   append(type: FrameType, payload: Uint8Array): void {
-    assert(isFrameType(type), `unknown frame type ${type}`);
+    // Checked without building the assertion's message on every call (hot path).
+    if (!isFrameType(type)) assert(false, `unknown frame type ${type}`);
     checkFrameSize(payload.length, this.frameSizeMaxBytes);
     const size = FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES + payload.length;
-    this.ensureRoom(size);
+    if (this.end + size > this.buf.length) this.ensureRoom(size);
     writeFrameAt(this.buf, this.end, type, payload);
     this.end += size;
     this.frames += 1;

@@ -29,14 +29,17 @@
  *
  * Hot path: plain data and actor refs (most messages, asks included) are written by
  * FastPacker (msgpack-fast-pack.ts) in one walk, with exactly the bytes of the general
- * path; everything else goes through
- * prepareForPack and msgpackr. For remoting, `toBinaryWithRoom` leaves room for the
+ * path; everything else goes through prepareForPack and msgpackr. On receipt,
+ * FastUnpacker (msgpack-fast-unpack.ts) checks and decodes the same subset (plus Set and
+ * Map) in one walk, with exactly msgpackr's result; anything else, and every error, takes
+ * validateMsgpack + msgpackr. For remoting, `toBinaryWithRoom` leaves room for the
  * envelope header in front of the message and `fromBinaryRange` decodes a message where
  * it lies in a network chunk, so neither side copies or re-wraps the bytes.
  */
 import { addExtension, type Options, Packr, RESERVE_START_SPACE, Unpackr } from "msgpackr";
 import { SerializationError } from "./errors.js";
 import { FastPacker } from "./msgpack-fast-pack.js";
+import { FAST_UNPACK_GAVE_UP, FastUnpacker } from "./msgpack-fast-unpack.js";
 import {
   prepareForPack,
   SHARDKIT_EXTENSION_TYPE,
@@ -151,6 +154,22 @@ function checkRoomSupported(packr: Packr): boolean {
  * inside messages; without it, a ref-shaped value is just an unsupported class instance.
  */
 export function createMsgpackSerializer(refCodec?: RefCodec): MsgpackSerializer {
+  return buildMsgpackSerializer(refCodec, true);
+}
+
+/**
+ * The default serializer without FastUnpacker: every message is decoded by
+ * validateMsgpack + msgpackr. For tests and benchmarks that compare the two decoders;
+ * not exported from the protocol index.
+ */
+export function createGeneralMsgpackSerializer(refCodec?: RefCodec): MsgpackSerializer {
+  return buildMsgpackSerializer(refCodec, false);
+}
+
+function buildMsgpackSerializer(
+  refCodec: RefCodec | undefined,
+  fastUnpack: boolean,
+): MsgpackSerializer {
   installExtension();
   const packr = new Packr(MSGPACKR_OPTIONS);
   const unpackr = new Unpackr(MSGPACKR_OPTIONS);
@@ -159,12 +178,18 @@ export function createMsgpackSerializer(refCodec?: RefCodec): MsgpackSerializer 
   // Reused by fromBinaryRange: msgpackr reads start/end (and `lazy`) at the beginning
   // of `unpack` only, so a nested unpack overwriting it does no harm.
   const range = { start: 0, end: 0 };
+  const fastUnpacker = fastUnpack ? new FastUnpacker(readTagged) : undefined;
   const unpackWith = (source: Uint8Array, options: typeof range | undefined): unknown => {
-    if (options === undefined) validateMsgpack(source);
-    else validateMsgpack(source, options.start, options.end);
     const outer = decodingRefCodec;
     decodingRefCodec = refCodec;
     try {
+      const start = options === undefined ? 0 : options.start;
+      const end = options === undefined ? source.length : options.end;
+      if (fastUnpacker !== undefined && start < end) {
+        const fast = fastUnpacker.unpack(source, start, end);
+        if (fast !== FAST_UNPACK_GAVE_UP) return fast;
+      }
+      validateMsgpack(source, start, end);
       return unpackr.unpack(source, options);
     } finally {
       decodingRefCodec = outer;

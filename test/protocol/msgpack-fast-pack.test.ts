@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
@@ -74,6 +75,19 @@ const { plain } = fc.letrec((tie) => ({
   ),
 }));
 
+const readJson = (path: string) =>
+  JSON.parse(readFileSync(new URL(path, import.meta.url), "utf8")) as Record<string, unknown>;
+
+describe("msgpackr pin", () => {
+  it("package.json pins msgpackr to one exact version, and that version is the one installed", () => {
+    // FastPacker copies msgpackr's output byte for byte: another msgpackr version may
+    // write other bytes, so the dependency must not float (no ^ or ~ range).
+    const pinned = (readJson("../../package.json").dependencies as Record<string, string>).msgpackr;
+    expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(readJson("../../node_modules/msgpackr/package.json").version).toBe(pinned);
+  });
+});
+
 describe("FastPacker", () => {
   it("writes exactly msgpackr's bytes for plain data, behind any room (fast-check)", () => {
     fc.assert(
@@ -81,6 +95,20 @@ describe("FastPacker", () => {
         const fast = new FastPacker(undefined);
         expect(fast.pack(v, 0)).toEqual(msgpackrBytes(v));
         expect(fast.pack(v, room)?.subarray(room)).toEqual(msgpackrBytes(v));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("the default serializer's output equals msgpackr's for random plain data (fast-check)", () => {
+    // The same comparison through the serializer that remoting uses (toBinary and
+    // toBinaryWithRoom), so a change in how it picks the fast path is covered too.
+    const serializer = createMsgpackSerializer();
+    fc.assert(
+      fc.property(plain, fc.integer({ min: 0, max: 255 }), (v, room) => {
+        const expected = msgpackrBytes(v);
+        expect(Uint8Array.from(serializer.toBinary(v))).toEqual(expected);
+        expect(serializer.toBinaryWithRoom(v, room)?.subarray(room)).toEqual(expected);
       }),
       { numRuns: 2000 },
     );

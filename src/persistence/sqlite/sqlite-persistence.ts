@@ -59,7 +59,11 @@ export function sqlitePersistence(options: SqlitePersistenceOptions): SqlitePers
     // From here on a statement blocks for the lock only briefly; the stores retry on a
     // timer (sqlite-busy.ts).
     db.pragma(`busy_timeout = ${settings.busyBlockMs}`);
-    const j = new SqliteJournal(db, tables, { journal, busy: settings });
+    const j = new SqliteJournal(db, tables, {
+      journal,
+      busy: settings,
+      appendBusyBlockMs: settings.appendBusyBlockMs,
+    });
     const s = new SqliteSnapshotStore(db, tables, { snapshot, busy: settings });
     const checkpointer: SqliteCheckpointer | undefined =
       path === ":memory:" || settings.walCheckpointIntervalMs === 0

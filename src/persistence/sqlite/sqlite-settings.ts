@@ -31,6 +31,13 @@ export interface SqliteSettings {
    * timeout on the connection); after it the write retries on a timer. 0: never block.
    */
   readonly busyBlockMs: number;
+  /**
+   * How long a group-commit batch of the journal may block the event loop waiting for
+   * the lock (the connection's busy timeout during the batch), instead of busyBlockMs;
+   * after it the batch retries on a timer like every other write. 0: never block, so
+   * while another process commits this one keeps receiving the next batch's appends.
+   */
+  readonly appendBusyBlockMs: number;
   /** Cap of the delay between two attempts (the delay doubles from 1 ms). */
   readonly busyRetryDelayMaxMs: number;
   /** SQLite's `synchronous` pragma in WAL mode (see the module comment). */
@@ -52,6 +59,7 @@ export const defaultSqliteSettings: SqliteSettings = Object.freeze({
   tablePrefix: DEFAULT_TABLE_PREFIX,
   busyTimeoutMs: 5_000,
   busyBlockMs: 10,
+  appendBusyBlockMs: 0,
   busyRetryDelayMaxMs: 50,
   synchronous: "full",
   walAutocheckpointPages: 10_000,
@@ -62,6 +70,7 @@ const rules: RulesOf<SqliteSettings> = {
   tablePrefix: (key, value) => validateTablePrefix(value, key),
   busyTimeoutMs: int(0, 600_000),
   busyBlockMs: int(0, 600_000),
+  appendBusyBlockMs: int(0, 600_000),
   busyRetryDelayMaxMs: int(1, 60_000),
   synchronous: oneOf("full", "normal"),
   walAutocheckpointPages: int(100, 10_000_000),

@@ -15,7 +15,16 @@
  * - sharding.proxy.ask.c1.throughput / .c1.p50.us: 1 loop (the same cluster, after c64);
  * - sharding.proxy.ask.persisted.c64.throughput / .persisted.c64.p99.us: 64 loops, the
  *   Counter event-sourced (one event per Increment, persisted before the reply) on SQLite,
- *   one file shared by both members (a fresh cluster and file).
+ *   one file shared by both members (a fresh cluster and file), `synchronous: "normal"`
+ *   (an acknowledged event survives kill -9 of a member; see docs/persistence.md,
+ *   "Throughput and durability");
+ * - sharding.proxy.ask.persisted.full.c64.throughput / .full.c64.p99.us: the same with
+ *   the default `synchronous: "full"` (an acknowledged event also survives power loss);
+ * - sharding.proxy.ask.persisted.pg.c64.throughput / .pg.c64.p99.us: the same on
+ *   PostgreSQL when SHARDKIT_PG_URL is set (else a SKIP line): both members share the
+ *   database, on tables with a prefix unique to the run, dropped at the end.
+ *
+ * The persisted notes give the journals' events per group-commit batch (both members).
  *
  * Latency is from the call of `ask` to its promise settling, per ask; percentiles are
  * nearest-rank over every ask of the measured window.
@@ -23,7 +32,8 @@
  * SHARDKIT_BENCH_PROXY_CPU_PROF=<dir>: writes a CPU profile of the proxy and of member-1
  * covering exactly the measured c64 window (volatile) as <dir>/proxy-c64.cpuprofile and
  * <dir>/member-c64.cpuprofile (node:inspector's Profiler, the same format as --cpu-prof;
- * summarize with `node --import tsx bench/profile-top.ts <file>`).
+ * summarize with `node --import tsx bench/profile-top.ts <file>`), and of member-1 in
+ * each persisted window as <dir>/member-persisted[-full|-pg]-c64.cpuprofile.
  *
  * SHARDKIT_BENCH_PROXY_HEAP_PROF=<dir>: writes an allocation profile of the proxy over the
  * measured c64 window (V8's sampling heap profiler, garbage included) as
@@ -34,8 +44,9 @@
  * (user + system) the proxy and both members spent per ask, with the socket writes, bytes
  * and GC pauses per ask in the notes: unlike rates, they hold on a busy machine.
  *
- * Its own group (`npm run bench -- proxy`, about 35 s): the sharding group is already
- * near its 2-minute budget. Every child is killed at the end, also on error.
+ * Its own group (`npm run bench -- proxy`, about 75 s with PostgreSQL): the sharding
+ * group is already near its 2-minute budget. Every child is killed at the end, also on
+ * error.
  */
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -43,6 +54,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PerformanceObserver } from "node:perf_hooks";
+import pg from "pg";
 import {
   type ActorRef,
   type Behavior,
@@ -53,10 +65,12 @@ import {
   persistenceIdOf,
 } from "../src/actor/index.js";
 import { ClusterNode, ClusterSharding, type EntityRef, EntityTypeKey } from "../src/api/index.js";
-import {
-  type SqlitePersistence,
-  sqlitePersistence,
-} from "../src/persistence/sqlite/sqlite-persistence.js";
+import type { GroupCommitStats } from "../src/persistence/group-committer.js";
+import { postgresPersistence } from "../src/persistence/postgres/postgres-persistence.js";
+import { migratePostgres } from "../src/persistence/postgres/postgres-schema.js";
+import { sqlitePersistence } from "../src/persistence/sqlite/sqlite-persistence.js";
+import type { SqliteSettings } from "../src/persistence/sqlite/sqlite-settings.js";
+import type { Journal } from "../src/ports/journal.js";
 import { createNodeRuntime } from "../src/runtime/node/index.js";
 import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
 import {
@@ -91,6 +105,8 @@ const START_TIMEOUT_MS = 30_000;
 const RUN_REPLY_SLACK_MS = 30_000;
 const CMD_TIMEOUT_MS = 10_000;
 const POLL_MS = 50;
+/** Pool size of each member on PostgreSQL (the journal's batchesInFlightMax is 4). */
+const PG_POOL_MAX = 8;
 /** Cluster settings that only make it form faster (failure detection stays default). */
 const FAST_SETTINGS = {
   periodicTasksInitialDelayMs: 0,
@@ -120,13 +136,13 @@ const eventCodec: EventCodec<Incremented> = {
   decode: (_id, bytes) => JSON.parse(dec.decode(bytes)) as Incremented,
 };
 
-function persistedCounter(p: SqlitePersistence, entityId: string): Behavior<CounterMsg> {
+function persistedCounter(journal: Journal, entityId: string): Behavior<CounterMsg> {
   return EventSourcedBehavior.create<CounterMsg, Incremented, number>({
     persistenceId: persistenceIdOf("Counter", entityId),
     emptyState: 0,
     commandHandler: (_s, m) => Eff.persist({ d: 1 }).thenReply(m.replyTo, (s) => s),
     eventHandler: (s, e) => s + e.d,
-    journal: p.journal,
+    journal,
     eventCodec,
   });
 }
@@ -147,12 +163,37 @@ async function freePort(): Promise<number> {
 
 // ------------------------------------------------------------------ child processes
 
+/** Where the members' event-sourced Counters persist. */
+type Store =
+  | {
+      readonly kind: "sqlite";
+      readonly path: string;
+      readonly synchronous: SqliteSettings["synchronous"];
+    }
+  | { readonly kind: "pg"; readonly url: string; readonly tablePrefix: string };
+
 interface ChildConfig {
   readonly kind: "member" | "proxy";
   readonly port: number;
   readonly seedPort: number;
-  /** Members: event-sourced Counters on this SQLite file; absent: volatile. */
-  readonly sqlitePath?: string;
+  /** Members: event-sourced Counters on this store; absent: volatile. */
+  readonly store?: Store;
+}
+
+/** A member's persistence: the journal and what the bench reads from it. */
+interface MemberStore {
+  readonly journal: Journal;
+  stats(): GroupCommitStats;
+}
+
+function openStore(store: Store): MemberStore {
+  if (store.kind === "sqlite") {
+    const p = sqlitePersistence({ path: store.path, synchronous: store.synchronous });
+    return { journal: p.journal, stats: () => p.journal.stats() };
+  }
+  const pool = new pg.Pool({ connectionString: store.url, max: PG_POOL_MAX });
+  const p = postgresPersistence({ pool, tablePrefix: store.tablePrefix, createSchema: false });
+  return { journal: p.journal, stats: () => p.journal.stats() };
 }
 
 interface RunResult {
@@ -228,17 +269,14 @@ async function childMain(): Promise<void> {
     runtime: createNodeRuntime({ logLevel: "warn" }),
     handleSignals: false,
   });
-  const db =
-    member && config.sqlitePath !== undefined
-      ? sqlitePersistence({ path: config.sqlitePath })
-      : undefined;
+  const db = member && config.store !== undefined ? openStore(config.store) : undefined;
   const sharding = ClusterSharding.get(node);
   sharding.init({
     typeKey: CounterKey,
     numberOfShards: SHARDS,
     role: ROLE,
     createBehavior: ({ entityId }) =>
-      db === undefined ? volatileCounter() : persistedCounter(db, entityId),
+      db === undefined ? volatileCounter() : persistedCounter(db.journal, entityId),
   });
   const refs: EntityRef<CounterMsg>[] = [];
   for (let i = 0; i < ENTITIES; i++) refs.push(sharding.entityRefFor(CounterKey, `counter-${i}`));
@@ -268,6 +306,8 @@ async function childMain(): Promise<void> {
   };
   const handle = async (c: Record<string, unknown>): Promise<Record<string, unknown>> => {
     switch (c.cmd) {
+      case "journal-stats":
+        return { ...(db?.stats() ?? {}) };
       case "regions":
         return { n: (await sharding.getCurrentRegions(CounterKey).catch(() => [])).length };
       case "run":
@@ -349,19 +389,16 @@ interface Cluster {
 
 /** Starts 2 members and the proxy, runs `body`, and kills all three whatever happens. */
 async function withCluster<T>(
-  sqlitePath: string | undefined,
+  store: Store | undefined,
   body: (c: Cluster) => Promise<T>,
 ): Promise<T> {
   const children: Child[] = [];
   try {
     const seedPort = await freePort();
-    const m1 = spawnChild({ kind: "member", port: seedPort, seedPort, sqlitePath }, "member-1");
+    const m1 = spawnChild({ kind: "member", port: seedPort, seedPort, store }, "member-1");
     children.push(m1);
     await waitFor(m1, (e) => e.event === "ready", START_TIMEOUT_MS, "member-1 ready");
-    const m2 = spawnChild(
-      { kind: "member", port: await freePort(), seedPort, sqlitePath },
-      "member-2",
-    );
+    const m2 = spawnChild({ kind: "member", port: await freePort(), seedPort, store }, "member-2");
     children.push(m2);
     const proxy = spawnChild({ kind: "proxy", port: await freePort(), seedPort }, "proxy");
     children.push(proxy);
@@ -441,6 +478,56 @@ function reportCost(
 }
 
 const throughputOf = (r: RunResult) => r.asks / r.seconds;
+
+/** Both members' group-commit counters added up. */
+async function journalStats(members: readonly Child[]): Promise<GroupCommitStats> {
+  const all = await Promise.all(
+    members.map((m) => request(m, { cmd: "journal-stats" }, CMD_TIMEOUT_MS)),
+  );
+  const sum = (k: keyof GroupCommitStats) => all.reduce((a, r) => a + Number(r[k] ?? 0), 0);
+  return {
+    batches: sum("batches"),
+    appends: sum("appends"),
+    events: sum("events"),
+    batchEventsPeak: Math.max(...all.map((r) => Number(r.batchEventsPeak ?? 0))),
+  };
+}
+
+/**
+ * One persisted c64 figure on a fresh cluster over `store`: a warm-up run (activates the
+ * entities), then the measured window (profiled on member-1 with `profPath`).
+ */
+async function persistedRun(
+  report: Parameters<BenchGroup["run"]>[0],
+  prefix: string,
+  store: Store,
+  what: string,
+  profPath: string | undefined,
+): Promise<void> {
+  await withCluster(store, async ({ proxy, members }) => {
+    await run(proxy, HIGH_CONCURRENCY, WARMUP_MS, 0);
+    const profiled = members[0] as Child;
+    if (profPath !== undefined) await request(profiled, { cmd: "prof-start" }, CMD_TIMEOUT_MS);
+    const before = await journalStats(members);
+    const r = await run(proxy, HIGH_CONCURRENCY, 0, MEASURE_MS);
+    const after = await journalStats(members);
+    if (profPath !== undefined)
+      await request(profiled, { cmd: "prof-stop", path: profPath }, CMD_TIMEOUT_MS);
+    const batches = after.batches - before.batches;
+    const perBatch = batches === 0 ? 0 : (after.events - before.events) / batches;
+    report({
+      metric: `${prefix}.throughput`,
+      value: throughputOf(r),
+      unit: "asks/s",
+      note: noteOf(
+        r,
+        `${HIGH_CONCURRENCY} in flight, event-sourced on ${what}, ${perBatch.toFixed(1)} events/batch`,
+        WARMUP_MS,
+      ),
+    });
+    report({ metric: `${prefix}.p99.us`, value: r.p99us, unit: "µs" });
+  });
+}
 const noteOf = (r: RunResult, extra: string, warmupMs: number) =>
   `${extra}; ${r.asks} asks in ${r.seconds.toFixed(1)} s after ${warmupMs / 1000} s warm-up, p50 ${Math.round(r.p50us)} µs, p99 ${Math.round(r.p99us)} µs`;
 
@@ -499,29 +586,62 @@ export const proxyGroup: BenchGroup = {
           report({ metric: "sharding.proxy.ask.c1.p50.us", value: r.p50us, unit: "µs" });
         }
       });
-    if (wants("sharding.proxy.ask.persisted")) {
+    if (wants("sharding.proxy.ask.persisted.c64")) {
       const dir = mkdtempSync(join(tmpdir(), "shardkit-bench-proxy-"));
       try {
-        await withCluster(join(dir, "counters.db"), async ({ proxy }) => {
-          const r = await run(proxy, HIGH_CONCURRENCY, WARMUP_MS, MEASURE_MS);
-          report({
-            metric: "sharding.proxy.ask.persisted.c64.throughput",
-            value: throughputOf(r),
-            unit: "asks/s",
-            note: noteOf(
-              r,
-              `${HIGH_CONCURRENCY} in flight, event-sourced on one SQLite file shared by both members (defaults)`,
-              WARMUP_MS,
-            ),
-          });
-          report({
-            metric: "sharding.proxy.ask.persisted.c64.p99.us",
-            value: r.p99us,
-            unit: "µs",
-          });
-        });
+        const path = join(dir, "counters.db");
+        await persistedRun(
+          report,
+          "sharding.proxy.ask.persisted.c64",
+          { kind: "sqlite", path, synchronous: "normal" },
+          'one SQLite file shared by both members, synchronous "normal"',
+          profDir === undefined ? undefined : join(profDir, "member-persisted-c64.cpuprofile"),
+        );
       } finally {
         rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    if (wants("sharding.proxy.ask.persisted.full")) {
+      const dir = mkdtempSync(join(tmpdir(), "shardkit-bench-proxy-"));
+      try {
+        const path = join(dir, "counters.db");
+        await persistedRun(
+          report,
+          "sharding.proxy.ask.persisted.full.c64",
+          { kind: "sqlite", path, synchronous: "full" },
+          'one SQLite file shared by both members, synchronous "full" (the default)',
+          profDir === undefined ? undefined : join(profDir, "member-persisted-full-c64.cpuprofile"),
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    if (wants("sharding.proxy.ask.persisted.pg")) {
+      const url = process.env.SHARDKIT_PG_URL;
+      if (url === undefined || url === "")
+        process.stdout.write(
+          "SKIP sharding.proxy.ask.persisted.pg.*: SHARDKIT_PG_URL is not set\n",
+        );
+      else {
+        // a fresh table set per run, dropped afterwards, so runs do not pile up data
+        const tablePrefix = `shardkit_bproxy_${process.pid}_`;
+        const pool = new pg.Pool({ connectionString: url, max: 1 });
+        try {
+          await migratePostgres(pool, tablePrefix);
+          await persistedRun(
+            report,
+            "sharding.proxy.ask.persisted.pg.c64",
+            { kind: "pg", url, tablePrefix },
+            `PostgreSQL shared by both members (pool max ${PG_POOL_MAX} each)`,
+            profDir === undefined ? undefined : join(profDir, "member-persisted-pg-c64.cpuprofile"),
+          );
+        } finally {
+          const t = tablePrefix;
+          await pool.query(
+            `DROP TABLE IF EXISTS ${t}journal, ${t}journal_deleted, ${t}snapshot, ${t}fence`,
+          );
+          await pool.end();
+        }
       }
     }
   },

@@ -16,6 +16,12 @@
  *   queuedEventsMax events are accepted and unsettled (beyond: JournalRejectedError
  *   "overloaded"); at most batchesInFlightMax batches run at once, and what is ready is
  *   spread over the free slots so that concurrent batches share the work.
+ * - batches stay large under concurrency: while a batch is in flight, another one starts
+ *   only with at least parallelBatchAppendsMin appends (or everything ready, when the
+ *   bounds cut a batch shorter). What arrives meanwhile waits and joins the next batch,
+ *   so N appends in flight do not turn into N batches of one append each (each batch
+ *   costs the database a commit, a WAL flush, a statement). A lone batch starts at once
+ *   with whatever is ready, so a single writer waits for nothing.
  *
  * Timer-free: the plugin passes `defer` (setImmediate in the drivers), so this file
  * stays inside the determinism boundary.
@@ -52,6 +58,11 @@ export interface GroupCommitterOptions {
   readonly batchBytesMax: number;
   readonly queuedEventsMax: number;
   readonly batchesInFlightMax: number;
+  /**
+   * While a batch is in flight, another starts only with at least this many appends
+   * ready (default 1: any). With batchesInFlightMax 1 it has no effect.
+   */
+  readonly parallelBatchAppendsMin?: number;
   /** Runs a function on a later macrotask turn (collects one turn's appends). */
   readonly defer: (fn: () => void) => void;
   /**
@@ -152,10 +163,15 @@ export class GroupCommitter {
 
   private flush(): void {
     this.flushScheduled = false;
+    const parallelMin = this.options.parallelBatchAppendsMin ?? 1;
     while (this.batchesInFlight < this.options.batchesInFlightMax && this.ready.length > 0) {
-      // spread what is ready over the free slots, so concurrent batches share the work
+      // a batch beside one in flight only when enough is ready; the rest waits for the
+      // next settle (settle schedules a flush)
+      if (this.batchesInFlight > 0 && this.ready.length < parallelMin) break;
+      // spread what is ready over the free slots, so concurrent batches share the work,
+      // but never in batches smaller than parallelMin
       const slots = this.options.batchesInFlightMax - this.batchesInFlight;
-      this.run(this.takeBatch(Math.ceil(this.ready.length / slots)));
+      this.run(this.takeBatch(Math.max(Math.ceil(this.ready.length / slots), parallelMin)));
     }
   }
 

@@ -111,6 +111,39 @@ describe("GroupCommitter", () => {
     expect(h.batches.map(ids)).toEqual([["a@1", "b@1"], ["c@1", "d@1"], ["e@1", "f@1"], ["g@1"]]);
   });
 
+  it("starts a batch beside one in flight only with parallelBatchAppendsMin ready", async () => {
+    const h = harness({ batchesInFlightMax: 4, parallelBatchAppendsMin: 3 });
+    h.committer.submit("a", 1, events(1), 10);
+    h.flush();
+    expect(h.batches.map(ids)).toEqual([["a@1"]]); // a lone batch goes with what is ready
+    for (const id of "bc") h.committer.submit(id, 1, events(1), 10);
+    h.flush();
+    expect(h.batches).toHaveLength(1); // 2 ready < 3: they wait beside the batch in flight
+    h.committer.submit("d", 1, events(1), 10);
+    h.flush();
+    expect(h.batches.map(ids).slice(1)).toEqual([["b@1", "c@1", "d@1"]]);
+    for (const id of "ef") h.committer.submit(id, 1, events(1), 10);
+    h.flush();
+    expect(h.batches).toHaveLength(2);
+    await h.finish(); // a slot frees, but one batch is still in flight: e, f keep waiting
+    h.flush();
+    expect(h.batches).toHaveLength(2);
+    await h.finish(); // nothing in flight: a lone batch takes what is ready
+    h.flush();
+    expect(h.batches.map(ids).slice(2)).toEqual([["e@1", "f@1"]]);
+  });
+
+  it("spreads a backlog over the free slots in batches of at least parallelBatchAppendsMin", async () => {
+    const h = harness({ batchesInFlightMax: 4, parallelBatchAppendsMin: 3, batchEventsMax: 100 });
+    for (const id of "abcdefgh") h.committer.submit(id, 1, events(1), 10);
+    h.flush();
+    // ceil(8 / 4) = 2 < 3: batches of 3; the last 2 wait for a batch to settle
+    expect(h.batches.map(ids)).toEqual([
+      ["a@1", "b@1", "c@1"],
+      ["d@1", "e@1", "f@1"],
+    ]);
+  });
+
   it("runs at most batchesInFlightMax batches and never one id in two of them", async () => {
     const h = harness({ batchEventsMax: 1, batchesInFlightMax: 2 });
     h.committer.submit("a", 1, events(1), 10);

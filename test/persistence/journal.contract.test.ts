@@ -10,6 +10,7 @@ import { ConfigError } from "../../src/base/errors.js";
 import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
 import { PostgresJournal } from "../../src/persistence/postgres/postgres-journal.js";
 import { postgresTables } from "../../src/persistence/postgres/postgres-schema.js";
+import { resolvePostgresSettings } from "../../src/persistence/postgres/postgres-settings.js";
 import { sqlitePersistence } from "../../src/persistence/sqlite/sqlite-persistence.js";
 import {
   FencedWriteError,
@@ -384,6 +385,13 @@ describe("journal settings and SQLite specifics", () => {
       sqlitePersistence({ path: ":memory:", synchronous: "off" as unknown as "full" }),
     ).toThrow(/sqlite\.synchronous/);
     expect(() => sqlitePersistence({ path: "" })).toThrow(ConfigError);
+    expect(() => sqlitePersistence({ path: ":memory:", walCheckpointIntervalMs: -1 })).toThrow(
+      /sqlite\.walCheckpointIntervalMs/,
+    );
+    expect(() => resolvePostgresSettings({ parallelBatchAppendsMin: 0 })).toThrow(
+      /postgres\.parallelBatchAppendsMin/,
+    );
+    expect(resolvePostgresSettings().parallelBatchAppendsMin).toBe(64);
   });
 
   it("sqlite: a constraint violation inside a batch fails only its own append", async () => {
@@ -422,6 +430,47 @@ describe("journal settings and SQLite specifics", () => {
       .all();
     expect(tables).toEqual(["t_fence", "t_journal", "t_journal_deleted", "t_lease", "t_snapshot"]);
     await p.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("sqlite checkpoints the WAL on a worker thread, and commits do not (below the bound)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "shardkit-sqlite-"));
+    const p = sqlitePersistence({ path: join(dir, "ckpt.db"), walCheckpointIntervalMs: 10 });
+    try {
+      for (let i = 0; i < 20; i++)
+        await Promise.all(
+          Array.from({ length: 50 }, (_, k) => p.journal.append(`id${k}`, i + 1, [ev("x")])),
+        );
+      const deadline = Date.now() + 5_000;
+      while ((p.checkpointStats()?.framesCheckpointed ?? 0) === 0 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 10));
+      const stats = p.checkpointStats();
+      expect(stats?.failures).toBe(0);
+      expect(stats?.runs).toBeGreaterThan(0);
+      expect(stats?.framesCheckpointed).toBeGreaterThan(0);
+      // the worker's copy is complete: nothing left for an inline checkpoint to do
+      await new Promise((r) => setTimeout(r, 50));
+      const [row] = p.db.pragma("wal_checkpoint(PASSIVE)") as {
+        log: number;
+        checkpointed: number;
+      }[];
+      expect(row?.checkpointed).toBe(row?.log);
+      expect(await p.journal.highestSequenceNr("id7")).toBe(20);
+    } finally {
+      await p.close(); // stops the worker: close resolves, nothing keeps running
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(p.checkpointStats()?.failures).toBe(0);
+  });
+
+  it("sqlite runs no checkpoint worker for :memory: or walCheckpointIntervalMs 0", async () => {
+    const memory = sqlitePersistence({ path: ":memory:" });
+    expect(memory.checkpointStats()).toBeUndefined();
+    await memory.close();
+    const dir = mkdtempSync(join(tmpdir(), "shardkit-sqlite-"));
+    const off = sqlitePersistence({ path: join(dir, "off.db"), walCheckpointIntervalMs: 0 });
+    expect(off.checkpointStats()).toBeUndefined();
+    await off.close();
     rmSync(dir, { recursive: true, force: true });
   });
 });

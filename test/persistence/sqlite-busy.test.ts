@@ -133,6 +133,25 @@ describe("SQLite stores while another connection holds the write lock", () => {
     }
   });
 
+  it("a group-commit batch never blocks for the lock (appendBusyBlockMs 0), other statements keep busyBlockMs", async () => {
+    // busyBlockMs 200: a blocking attempt would freeze the loop for 200 ms per try
+    const p = sqlitePersistence({ path: file, ...WAIT, busyBlockMs: 200 });
+    try {
+      holder.exec("BEGIN IMMEDIATE");
+      const [, gap] = await longestLoopGap(async () => {
+        const append = p.journal.append("b", 1, [event(1)]);
+        await new Promise((r) => setTimeout(r, 250));
+        holder.exec("COMMIT");
+        await append;
+      });
+      expect(gap).toBeLessThan(150);
+      expect(p.db.pragma("busy_timeout", { simple: true })).toBe(200); // restored
+      expect(await p.journal.highestSequenceNr("b")).toBe(1);
+    } finally {
+      await p.close();
+    }
+  });
+
   it("after busyTimeoutMs they fail with their typed errors, write nothing, and succeed once the lock is free", async () => {
     const p = sqlitePersistence({ path: file, ...WAIT, busyTimeoutMs: 200 });
     try {

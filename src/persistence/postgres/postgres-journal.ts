@@ -91,6 +91,7 @@ export class PostgresJournal implements Journal {
     this.committer = new GroupCommitter({
       ...this.settings,
       batchesInFlightMax: this.pgSettings.batchesInFlightMax,
+      parallelBatchAppendsMin: this.pgSettings.parallelBatchAppendsMin,
       defer: (fn) => setImmediate(fn),
       commit: (batch) => this.commit(batch),
     });

@@ -2,7 +2,9 @@
  * Settings of the PostgreSQL plugin (besides the shared journal and snapshot settings).
  * `batchesInFlightMax` group-commit batches run at once, each on its own pool client, so
  * keep it at or below the pool's `max` (batches of different ids only; one id is never
- * in two batches at once).
+ * in two batches at once). While one batch is in flight, another starts only with at
+ * least `parallelBatchAppendsMin` appends ready, so that a few dozen concurrent writers
+ * make a few large statements rather than many tiny ones (group-committer.ts).
  */
 import { bool, int, type RulesOf, resolveSettings } from "../../base/settings.js";
 import { DEFAULT_TABLE_PREFIX, validateTablePrefix } from "../persistence-settings.js";
@@ -14,18 +16,25 @@ export interface PostgresSettings {
   readonly createSchema: boolean;
   /** Group-commit batches written concurrently. */
   readonly batchesInFlightMax: number;
+  /**
+   * Appends that must be ready before a batch starts beside one already in flight (a
+   * lone batch starts with any). 1: every free slot is used at once.
+   */
+  readonly parallelBatchAppendsMin: number;
 }
 
 export const defaultPostgresSettings: PostgresSettings = Object.freeze({
   tablePrefix: DEFAULT_TABLE_PREFIX,
   createSchema: true,
   batchesInFlightMax: 4,
+  parallelBatchAppendsMin: 64,
 });
 
 const rules: RulesOf<PostgresSettings> = {
   tablePrefix: (key, value) => validateTablePrefix(value, key),
   createSchema: bool(),
   batchesInFlightMax: int(1, 64),
+  parallelBatchAppendsMin: int(1, 100_000),
 };
 
 export function resolvePostgresSettings(overrides?: Partial<PostgresSettings>): PostgresSettings {

@@ -16,7 +16,11 @@
  *
  * Lock waits: a batch (and every other statement) that finds another connection's write
  * lock taken is retried on a timer (sqlite-busy.ts), so a paused process holding the lock
- * delays appends but does not stall this process's event loop.
+ * delays appends but does not stall this process's event loop. A batch does not block
+ * for the lock at all by default (appendBusyBlockMs 0, the busy timeout is set to it
+ * around the batch): with several processes on one file the lock changes hands at every
+ * commit, and a batch blocked in SQLite's busy wait would freeze this process's event
+ * loop (no asks received, no replies sent) while another process commits.
  *
  * Fencing: an append with a fence first reads the newest token of its key (`<p>fence`)
  * in the same transaction; an older token gets FencedWriteError and nothing is written,
@@ -62,6 +66,13 @@ export interface SqliteJournalOptions {
   readonly journal?: Partial<JournalSettings>;
   /** How to wait for another connection's write lock (default: the SQLite defaults). */
   readonly busy?: BusyWait;
+  /**
+   * The connection's busy timeout while a group-commit batch runs (see
+   * SqliteSettings.appendBusyBlockMs); it must be the connection's timeout otherwise
+   * (`busy.busyBlockMs`), which is restored after the batch. Default: busy.busyBlockMs
+   * (no change around batches).
+   */
+  readonly appendBusyBlockMs?: number;
 }
 
 /** Journal on one SQLite connection with group commit (see the module comment). */
@@ -73,11 +84,23 @@ export class SqliteJournal implements Journal {
   private readonly deleteTx: (persistenceId: string, toSeqNr: number) => void;
   private readonly fenceTx: (fence: WriteFence) => void;
   private readonly busy: BusyWait;
+  /** Set and restore the busy timeout around a batch; undefined: no change. */
+  private readonly batchTimeout:
+    | { readonly set: () => void; readonly restore: () => void }
+    | undefined;
 
   /** `db` must have the schema (see `migrateSqlite`); the journal does not close it. */
   constructor(db: Database.Database, tables: SqliteTables, options: SqliteJournalOptions = {}) {
     this.settings = resolveJournalSettings(options.journal);
     this.busy = options.busy ?? defaultSqliteSettings;
+    const batchBlockMs = options.appendBusyBlockMs ?? this.busy.busyBlockMs;
+    if (batchBlockMs !== this.busy.busyBlockMs) {
+      // db.pragma prepares each time: SQLite applies a busy_timeout pragma when the
+      // statement is prepared, so re-running one prepared statement would not set it again
+      const set = `busy_timeout = ${Math.trunc(batchBlockMs)}`;
+      const restore = `busy_timeout = ${Math.trunc(this.busy.busyBlockMs)}`;
+      this.batchTimeout = { set: () => db.pragma(set), restore: () => db.pragma(restore) };
+    }
     this.stmts = prepareStatements(db, tables);
     this.writeBatch = db.transaction((batch, out) => this.writeAll(batch, out)).immediate;
     this.deleteTx = db.transaction((id: string, toSeqNr: number) => {
@@ -189,6 +212,17 @@ export class SqliteJournal implements Journal {
   }
 
   private commitNow(batch: readonly PendingAppend[]): AppendOutcome[] {
+    if (this.batchTimeout === undefined) return this.commitBlocking(batch);
+    this.batchTimeout.set();
+    try {
+      return this.commitBlocking(batch);
+    } finally {
+      this.batchTimeout.restore();
+    }
+  }
+
+  /** One attempt at the batch, with the connection's current busy timeout. */
+  private commitBlocking(batch: readonly PendingAppend[]): AppendOutcome[] {
     const out: AppendOutcome[] = new Array(batch.length).fill(undefined);
     try {
       this.writeBatch(batch, out);

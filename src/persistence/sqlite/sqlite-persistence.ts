@@ -1,12 +1,18 @@
 /**
  * `sqlitePersistence({ path })`: the embedded default. Opens (or creates) one SQLite
  * file in WAL mode, creates the tables, and returns a Journal and a SnapshotStore that
- * share the connection. `close()` drains the journal's pending appends, then closes the
- * file.
+ * share the connection, and for a file starts the background checkpointer
+ * (sqlite-checkpointer.ts). `close()` drains the journal's pending appends, stops the
+ * checkpointer, then closes the file.
  */
 import type Database from "better-sqlite3";
 import { ConfigError } from "../../base/errors.js";
 import type { JournalSettings, SnapshotSettings } from "../persistence-settings.js";
+import {
+  type SqliteCheckpointer,
+  type SqliteCheckpointStats,
+  startSqliteCheckpointer,
+} from "./sqlite-checkpointer.js";
 import { openSqliteDatabase } from "./sqlite-driver.js";
 import { SqliteJournal } from "./sqlite-journal.js";
 import { SqliteLeaseStore } from "./sqlite-lease.js";
@@ -29,6 +35,8 @@ export interface SqlitePersistence {
   readonly settings: SqliteSettings;
   /** The underlying connection (for operations and tests). */
   readonly db: Database.Database;
+  /** Counters of the background checkpointer; undefined when there is none. */
+  checkpointStats(): SqliteCheckpointStats | undefined;
   /** Drains pending appends, then closes the database. Idempotent. */
   close(): Promise<void>;
 }
@@ -51,8 +59,16 @@ export function sqlitePersistence(options: SqlitePersistenceOptions): SqlitePers
     // From here on a statement blocks for the lock only briefly; the stores retry on a
     // timer (sqlite-busy.ts).
     db.pragma(`busy_timeout = ${settings.busyBlockMs}`);
-    const j = new SqliteJournal(db, tables, { journal, busy: settings });
+    const j = new SqliteJournal(db, tables, {
+      journal,
+      busy: settings,
+      appendBusyBlockMs: settings.appendBusyBlockMs,
+    });
     const s = new SqliteSnapshotStore(db, tables, { snapshot, busy: settings });
+    const checkpointer: SqliteCheckpointer | undefined =
+      path === ":memory:" || settings.walCheckpointIntervalMs === 0
+        ? undefined
+        : startSqliteCheckpointer(path, settings.walCheckpointIntervalMs, settings.synchronous);
     let closing: Promise<void> | undefined;
     return {
       journal: j,
@@ -60,10 +76,14 @@ export function sqlitePersistence(options: SqlitePersistenceOptions): SqlitePers
       leases: new SqliteLeaseStore(db, tables, { busy: settings }),
       settings,
       db,
+      checkpointStats: () => checkpointer?.stats(),
       close: () => {
-        closing ??= j.close().then(() => {
-          db.close();
-        });
+        closing ??= j
+          .close()
+          .then(() => checkpointer?.stop())
+          .then(() => {
+            db.close();
+          });
         return closing;
       },
     };

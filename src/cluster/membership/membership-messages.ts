@@ -2,6 +2,8 @@
  * Membership messages on the CONTROL lane: gossip, gossip status, join conversation,
  * heartbeats, exiting confirmation. Each is msgpack-encoded plain data after one kind
  * byte (added by remoting); decoding validates shapes and returns undefined on bad input.
+ * Gossip and Welcome carry the gossip as its own encoded bytes (`gb`, gossip-codec.ts):
+ * encoded once per gossip whatever the number of targets.
  * The message types live in core/membership/membership-messages.ts (the machine speaks them).
  */
 
@@ -11,7 +13,7 @@ import {
 } from "../../core/membership/membership-messages.js";
 import type { SerializerRegistry } from "../../protocol/serializer-registry.js";
 import { decodePlainRecord, encodePlain } from "../remoting/plain-payload.js";
-import { gossipFromWire, gossipToWire, type WireGossip } from "./gossip-codec.js";
+import { decodeGossip, encodeGossip } from "./gossip-codec.js";
 
 export { MembershipKind, type MembershipMessage };
 
@@ -24,10 +26,10 @@ export function encodeMembershipMessage(
   let body: Body;
   switch (m.kind) {
     case MembershipKind.Gossip:
-      body = { to: m.to, g: gossipToWire(m.gossip) };
+      body = { to: m.to, gb: encodeGossip(registry, m.gossip) };
       break;
     case MembershipKind.Welcome:
-      body = { g: gossipToWire(m.gossip) };
+      body = { gb: encodeGossip(registry, m.gossip) };
       break;
     case MembershipKind.GossipStatus:
       body = { v: m.version, d: m.seenDigest };
@@ -56,20 +58,26 @@ export function decodeMembershipMessage(
   const b = decodePlainRecord(registry, bytes);
   if (b === undefined) return undefined;
   try {
-    return decodeBody(kind, b);
+    return decodeBody(registry, kind, b);
   } catch {
     return undefined;
   }
 }
 
-function decodeBody(kind: number, b: Body): MembershipMessage | undefined {
+function decodeBody(
+  registry: SerializerRegistry,
+  kind: number,
+  b: Body,
+): MembershipMessage | undefined {
   switch (kind) {
     case MembershipKind.Gossip:
-      return typeof b.to === "string"
-        ? { kind, to: b.to, gossip: gossipFromWire(b.g as WireGossip) }
+      return typeof b.to === "string" && b.gb instanceof Uint8Array
+        ? { kind, to: b.to, gossip: decodeGossip(registry, b.gb) }
         : undefined;
     case MembershipKind.Welcome:
-      return { kind, gossip: gossipFromWire(b.g as WireGossip) };
+      return b.gb instanceof Uint8Array
+        ? { kind, gossip: decodeGossip(registry, b.gb) }
+        : undefined;
     case MembershipKind.GossipStatus:
       return Array.isArray(b.v) &&
         b.v.every(

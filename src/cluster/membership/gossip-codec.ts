@@ -8,20 +8,27 @@
  * Compact form (docs/cluster-scale.md, "Gossip size"): every node is written once, in a
  * node table (`n`; members first, in member order, then the other nodes the gossip names:
  * tombstones, reachability subjects that are no members); the rest refers to nodes by
- * their index in it. The seen set is a bitmap over the members (`s`, bit i of byte i>>3 =
- * member i), the vector clock names a member's entry by its index. Node strings share
- * the `protocol://system@` prefix of one cluster, written once (`p`).
+ * their index in it; the vector clock names a member's entry by its index. Node strings
+ * share the `protocol://system@` prefix of one cluster, written once (`p`).
  *
- * Messages carry the gossip as its own encoded bytes (membership-messages.ts), so one
- * gossip is encoded once for all its targets (`encodeGossip` keeps the bytes per gossip
- * object) and a receiver recognises bytes it decoded a moment ago (`decodeGossip` keeps
- * the last GOSSIP_DECODE_CACHE_ENTRIES gossips by content). Decoded nodes and members
+ * Messages carry the content (everything but the seen set) as its own encoded bytes, and
+ * the seen set beside it as a bitmap over the members (membership-messages.ts). The seen
+ * set is what changes most often: while a version spreads, every node marks it, and the
+ * content stays the same. So one content is encoded once for all targets and seen sets
+ * (`encodeGossip`), and a receiver decodes content it decoded a moment ago only once
+ * (`decodeGossip` keeps the last GOSSIP_DECODE_CACHE_ENTRIES contents). Decoded nodes and members
  * are interned (`GossipInterner`), so unchanged members of successive gossips are the
  * same objects, which is what lets the machine see by identity that nothing changed.
  */
 import { ShardkitError } from "../../base/errors.js";
 import { murmur3_32 } from "../../base/hash.js";
-import { clockKeyOf, type Gossip, gossipOf, type Tombstone } from "../../core/membership/gossip.js";
+import {
+  clockKeyOf,
+  type Gossip,
+  gossipOf,
+  type Tombstone,
+  withSeenBy,
+} from "../../core/membership/gossip.js";
 import { type Member, memberFrom } from "../../core/membership/member.js";
 import { isMemberStatus } from "../../core/membership/member-status.js";
 import {
@@ -31,13 +38,13 @@ import {
   reachabilityOf,
 } from "../../core/membership/reachability.js";
 import {
+  compareUniqueAddresses,
   parseUniqueAddress,
   type UniqueAddress,
   uniqueAddressToString,
 } from "../../core/membership/unique-address.js";
 import { vectorClockOf } from "../../core/membership/vector-clock.js";
-import type { SerializerRegistry } from "../../protocol/serializer-registry.js";
-import { decodePlainRecord, encodePlain } from "../remoting/plain-payload.js";
+import { createMsgpackSerializer } from "../../protocol/msgpack-serializer.js";
 
 export class InvalidGossipError extends ShardkitError {
   constructor(detail: string) {
@@ -53,7 +60,7 @@ type WireMember = [
   upNumber: number,
 ];
 
-/** The compact wire form (see the module comment). */
+/** The compact wire form of a gossip without its seen set (see the module comment). */
 export interface WireGossip {
   /** Prefix shared by every node string of the table ("" when they share none). */
   readonly p: string;
@@ -61,8 +68,6 @@ export interface WireGossip {
   readonly n: string[];
   /** Member i is node n[i]. */
   readonly m: WireMember[];
-  /** Seen bitmap over the members. */
-  readonly s: Uint8Array;
   readonly r: [observer: number, subject: number, status: string, version: number][];
   readonly rv: [observer: number, version: number][];
   /** Clock entries: a node's own entry by its table index, any other key as a string. */
@@ -201,12 +206,6 @@ export function gossipToWire(g: Gossip): WireGossip {
     x.dataCenter,
     x.upNumber,
   ]);
-  const s = new Uint8Array((g.members.length + 7) >> 3);
-  for (const n of g.overview.seen) {
-    const i = index.get(uniqueAddressToString(n));
-    // seen is a subset of the members (gossip invariant)
-    if (i !== undefined) s[i >> 3] = (s[i >> 3] as number) | (1 << (i & 7));
-  }
   const r = g.overview.reachability.records.map((x): [number, number, string, number] => [
     indexOf(x.observer),
     indexOf(x.subject),
@@ -227,7 +226,7 @@ export function gossipToWire(g: Gossip): WireGossip {
   let p = first === undefined ? "" : addressPrefixOf(first);
   if (table.some((u) => addressPrefixOf(u) !== p)) p = "";
   const n = table.map((u) => uniqueAddressToString(u).slice(p.length));
-  return { p, n, m, s, r, rv, v, t };
+  return { p, n, m, r, rv, v, t };
 }
 
 export function gossipFromWire(data: unknown): Gossip {
@@ -245,12 +244,6 @@ export function gossipFromWire(data: unknown): Gossip {
     if (wireMembers.length > table.length)
       throw new InvalidGossipError("more members than nodes in the node table");
     const members = wireMembers.map((x, i) => memberFromWire(x, table[i] as UniqueAddress));
-    const seenBits = w.s;
-    if (!(seenBits instanceof Uint8Array) || seenBits.length !== (members.length + 7) >> 3)
-      throw new InvalidGossipError("s is not a seen bitmap over the members");
-    const seen: UniqueAddress[] = [];
-    for (let i = 0; i < members.length; i++)
-      if (((seenBits[i >> 3] as number) >> (i & 7)) & 1) seen.push(table[i] as UniqueAddress);
     const records = asArray(w.r, "r").map((x): ReachabilityRecord => {
       const [o, sub, status, version] = asTuple(x, 4, "reachability record");
       const st = asString(status, "reachability status");
@@ -281,7 +274,6 @@ export function gossipFromWire(data: unknown): Gossip {
     });
     return gossipOf({
       members,
-      seen,
       reachability: reachabilityOf(records, versions),
       version: vectorClockOf(clock),
       tombstones,
@@ -311,19 +303,76 @@ const REACHABILITY_STATUSES = new Set<string>(Object.values(ReachabilityStatus))
 
 // ------------------------------------------------------------------ gossip as bytes
 
-/** The last encoding per gossip object (a broadcast sends one gossip to every member). */
-const encoded = new WeakMap<
-  Gossip,
-  { readonly registry: SerializerRegistry; readonly bytes: Uint8Array }
+/** Bits of the seen set per element of its wire array (msgpack positive fixints, 1 byte). */
+const SEEN_BITS_PER_ELEMENT = 7;
+
+/** A gossip on the wire: its content (without the seen set) as bytes, and the seen set. */
+export interface EncodedGossip {
+  /** The compact form (WireGossip) encoded; the same bytes for every seen set. */
+  readonly content: Uint8Array;
+  /**
+   * The seen set over the members: bit (i mod 7) of element floor(i / 7) is member i;
+   * every element is in [0, 127].
+   */
+  readonly seen: number[];
+}
+
+/**
+ * The content's own MessagePack serializer: the content is plain data, so its bytes do
+ * not depend on a node's serializer registry, and every node (every simulated node of
+ * one process too) can share an encoding.
+ */
+const contentSerializer = createMsgpackSerializer();
+
+/** The last content encoding per member list (gossips differing only in seen share it). */
+const encodedContent = new WeakMap<
+  readonly Member[],
+  { readonly gossip: Gossip; readonly bytes: Uint8Array }
 >();
 
-/** The gossip's compact form, encoded once per gossip object and registry. */
-export function encodeGossip(registry: SerializerRegistry, g: Gossip): Uint8Array {
-  const hit = encoded.get(g);
-  if (hit !== undefined && hit.registry === registry) return hit.bytes;
-  const bytes = encodePlain(registry, gossipToWire(g));
-  encoded.set(g, { registry, bytes });
-  return bytes;
+function sameContent(a: Gossip, b: Gossip): boolean {
+  return (
+    a.members === b.members &&
+    a.version === b.version &&
+    a.overview.reachability === b.overview.reachability &&
+    a.tombstones === b.tombstones
+  );
+}
+
+/**
+ * The gossip for the wire. The content is encoded once per content (members, version,
+ * reachability and tombstones, by identity; gossip.ts shares them between gossips that
+ * differ only in their seen sets), whatever the number of targets and seen marks.
+ */
+export function encodeGossip(g: Gossip): EncodedGossip {
+  const hit = encodedContent.get(g.members);
+  let content: Uint8Array;
+  if (hit !== undefined && sameContent(hit.gossip, g)) content = hit.bytes;
+  else {
+    content = contentSerializer.toBinary(gossipToWire(g));
+    encodedContent.set(g.members, { gossip: g, bytes: content });
+  }
+  return { content, seen: seenToWire(g) };
+}
+
+function seenToWire(g: Gossip): number[] {
+  const out = new Array<number>(Math.ceil(g.members.length / SEEN_BITS_PER_ELEMENT)).fill(0);
+  if (g.overview.seen.length === 0) return out;
+  const members = g.members;
+  let i = 0;
+  // both sorted in node order (gossip invariant): one walk
+  for (const n of g.overview.seen) {
+    while (
+      i < members.length &&
+      compareUniqueAddresses((members[i] as Member).uniqueAddress, n) < 0
+    )
+      i++;
+    if (i === members.length) break;
+    if (compareUniqueAddresses((members[i] as Member).uniqueAddress, n) !== 0) continue;
+    const e = Math.floor(i / SEEN_BITS_PER_ELEMENT);
+    out[e] = (out[e] as number) | (1 << (i % SEEN_BITS_PER_ELEMENT));
+  }
+  return out;
 }
 
 interface DecodedEntry {
@@ -331,7 +380,7 @@ interface DecodedEntry {
   readonly gossip: Gossip;
 }
 
-/** Recently decoded gossips by murmur3 of their bytes (see GOSSIP_DECODE_CACHE_ENTRIES). */
+/** Recently decoded contents by murmur3 of their bytes (see GOSSIP_DECODE_CACHE_ENTRIES). */
 const decoded = new BoundedMap<number, DecodedEntry>(GOSSIP_DECODE_CACHE_ENTRIES);
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -340,19 +389,50 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-/** The gossip of `bytes` (InvalidGossipError when malformed); recent bytes decode once. */
-export function decodeGossip(registry: SerializerRegistry, bytes: Uint8Array): Gossip {
-  const h = murmur3_32(bytes);
+/**
+ * The gossip of `content` and `seen` (InvalidGossipError when malformed). The content
+ * of recent bytes is decoded once (GOSSIP_DECODE_CACHE_ENTRIES); the seen set is applied
+ * to it each time.
+ */
+export function decodeGossip(content: Uint8Array, seen: unknown): Gossip {
+  const h = murmur3_32(content);
   const hit = decoded.get(h);
-  if (hit !== undefined && sameBytes(hit.bytes, bytes)) return hit.gossip;
-  const body = decodePlainRecord(registry, bytes);
-  if (body === undefined) throw new InvalidGossipError("not a msgpack map");
-  const gossip = gossipFromWire(body);
-  decoded.set(h, { bytes, gossip });
-  return gossip;
+  let g: Gossip;
+  if (hit !== undefined && sameBytes(hit.bytes, content)) g = hit.gossip;
+  else {
+    let body: unknown;
+    try {
+      body = contentSerializer.fromBinary(content);
+    } catch (e) {
+      throw new InvalidGossipError(`undecodable content: ${e instanceof Error ? e.message : e}`);
+    }
+    g = gossipFromWire(body);
+    decoded.set(h, { bytes: content, gossip: g });
+  }
+  return withSeenBy(g, seenFromWire(seen, g.members));
 }
 
-/** Empties the per-process caches (tests). */
+function seenFromWire(seen: unknown, members: readonly Member[]): UniqueAddress[] {
+  const bits = asArray(seen, "seen");
+  if (bits.length !== Math.ceil(members.length / SEEN_BITS_PER_ELEMENT))
+    throw new InvalidGossipError("seen does not cover the members");
+  const out: UniqueAddress[] = [];
+  for (let e = 0; e < bits.length; e++) {
+    const b = bits[e];
+    if (!Number.isInteger(b) || (b as number) < 0 || (b as number) >= 1 << SEEN_BITS_PER_ELEMENT)
+      throw new InvalidGossipError("seen element out of range");
+    if (b === 0) continue;
+    for (let k = 0; k < SEEN_BITS_PER_ELEMENT; k++)
+      if (((b as number) >> k) & 1) {
+        const m = members[e * SEEN_BITS_PER_ELEMENT + k];
+        if (m === undefined) throw new InvalidGossipError("seen names no member");
+        out.push(m.uniqueAddress);
+      }
+  }
+  return out;
+}
+
+/** Empties the per-process cache of decoded gossip (tests). */
 export function clearGossipCodecCaches(): void {
   decoded.clear();
 }

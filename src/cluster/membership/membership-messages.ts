@@ -2,8 +2,9 @@
  * Membership messages on the CONTROL lane: gossip, gossip status, join conversation,
  * heartbeats, exiting confirmation. Each is msgpack-encoded plain data after one kind
  * byte (added by remoting); decoding validates shapes and returns undefined on bad input.
- * Gossip and Welcome carry the gossip as its own encoded bytes (`gb`, gossip-codec.ts):
- * encoded once per gossip whatever the number of targets.
+ * Gossip and Welcome carry the gossip's content as its own encoded bytes (`gb`) and its
+ * seen set beside it (`s`, gossip-codec.ts): the content is encoded once whatever the
+ * number of targets and seen marks.
  * The message types live in core/membership/membership-messages.ts (the machine speaks them).
  */
 
@@ -25,12 +26,16 @@ export function encodeMembershipMessage(
 ): Uint8Array {
   let body: Body;
   switch (m.kind) {
-    case MembershipKind.Gossip:
-      body = { to: m.to, gb: encodeGossip(registry, m.gossip) };
+    case MembershipKind.Gossip: {
+      const g = encodeGossip(m.gossip);
+      body = { to: m.to, gb: g.content, s: g.seen };
       break;
-    case MembershipKind.Welcome:
-      body = { gb: encodeGossip(registry, m.gossip) };
+    }
+    case MembershipKind.Welcome: {
+      const g = encodeGossip(m.gossip);
+      body = { gb: g.content, s: g.seen };
       break;
+    }
     case MembershipKind.GossipStatus:
       body = { v: m.version, d: m.seenDigest };
       break;
@@ -58,26 +63,20 @@ export function decodeMembershipMessage(
   const b = decodePlainRecord(registry, bytes);
   if (b === undefined) return undefined;
   try {
-    return decodeBody(registry, kind, b);
+    return decodeBody(kind, b);
   } catch {
     return undefined;
   }
 }
 
-function decodeBody(
-  registry: SerializerRegistry,
-  kind: number,
-  b: Body,
-): MembershipMessage | undefined {
+function decodeBody(kind: number, b: Body): MembershipMessage | undefined {
   switch (kind) {
     case MembershipKind.Gossip:
       return typeof b.to === "string" && b.gb instanceof Uint8Array
-        ? { kind, to: b.to, gossip: decodeGossip(registry, b.gb) }
+        ? { kind, to: b.to, gossip: decodeGossip(b.gb, b.s) }
         : undefined;
     case MembershipKind.Welcome:
-      return b.gb instanceof Uint8Array
-        ? { kind, gossip: decodeGossip(registry, b.gb) }
-        : undefined;
+      return b.gb instanceof Uint8Array ? { kind, gossip: decodeGossip(b.gb, b.s) } : undefined;
     case MembershipKind.GossipStatus:
       return Array.isArray(b.v) &&
         b.v.every(

@@ -12,7 +12,7 @@
  * changes made elsewhere, and only a diff reports all of them exactly once.
  */
 import { assertNever } from "../../base/assert.js";
-import { allRoles } from "./gossip.js";
+import { allRoles, type Gossip } from "./gossip.js";
 import { type Member, memberFrom } from "./member.js";
 import { compareMembers } from "./member-ordering.js";
 import type { MemberStatus } from "./member-status.js";
@@ -160,7 +160,28 @@ function sameEventBasis(before: MembershipState, after: MembershipState): boolea
   );
 }
 
+/**
+ * unreachableKeys of the last view per gossip: each received gossip diffs the previous
+ * view against the new one, so every view is asked twice. Gossips are immutable; the
+ * WeakMap keeps none alive.
+ */
+const unreachableMemo = new WeakMap<
+  Gossip,
+  { readonly self: UniqueAddress; readonly dc: string; readonly keys: Set<string> }
+>();
+
 function unreachableKeys(s: MembershipState): Set<string> {
+  const g = s.latestGossip;
+  if (g.overview.reachability.records.length === 0) return new Set();
+  const memo = unreachableMemo.get(g);
+  if (memo !== undefined && memo.self === s.selfUniqueAddress && memo.dc === s.selfDc)
+    return memo.keys;
+  const keys = computeUnreachableKeys(s);
+  unreachableMemo.set(g, { self: s.selfUniqueAddress, dc: s.selfDc, keys });
+  return keys;
+}
+
+function computeUnreachableKeys(s: MembershipState): Set<string> {
   const nodes = allUnreachableOrTerminated(dcReachabilityNoOutsideNodes(s));
   return new Set(
     nodes

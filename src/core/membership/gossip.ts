@@ -261,6 +261,11 @@ export function withOnlySeen(g: Gossip, node: UniqueAddress): Gossip {
   return rebuild(g, { seen: [node] });
 }
 
+/** The gossip seen by exactly `nodes` (members; any order, duplicates allowed). */
+export function withSeenBy(g: Gossip, nodes: Iterable<UniqueAddress>): Gossip {
+  return rebuild(g, { seen: sortedUnique(nodes, compareUniqueAddresses) });
+}
+
 /** The gossip seen by nobody. */
 export function clearSeen(g: Gossip): Gossip {
   return g.overview.seen.length === 0 ? g : rebuild(g, { seen: [] });

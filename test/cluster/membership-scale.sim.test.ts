@@ -5,10 +5,10 @@
  * virtual time). Once converged, gossip is push-pull digests only: no full gossip, and a
  * small, size-independent number of bytes per node per second.
  *
- * 100 nodes (200 opt-in) with a crash: all start at once and converge, then 20 (10 %) are killed with
- * kill -9 semantics; the split brain resolver downs them, the leader removes them, and
- * the 180 survivors converge on exactly themselves (the scaled-down form of the bench
- * group `membership1000`, bench/membership-scale.ts).
+ * 100 nodes (200 opt-in) with a crash: all start at once and converge, then 10 % are
+ * killed with kill -9 semantics; the split brain resolver downs them, the leader removes
+ * them, and the survivors converge on exactly themselves (the scaled-down form of the
+ * bench group `membership1000`, bench/membership-scale.ts).
  *
  * 250 nodes: `npm run bench -- membership` measures them. The test for 250 is opt-in
  * (SHARDKIT_SIM_SCALE_250=1): the join storm (docs/cluster-scale.md) makes it take

@@ -44,15 +44,15 @@ const WALL_BUDGET_MS = 105_000;
 const CHECK_EVERY_MS = 50;
 const MIB = 1024 * 1024;
 
-const DEFAULT_PROFILE: ClusterOptions = { settings: {}, failureDetector: {}, downing: {} };
+export const DEFAULT_PROFILE: ClusterOptions = { settings: {}, failureDetector: {}, downing: {} };
 
 /** A tuned profile for fast failover (documented in docs/cluster-scale.md). */
 export const FAST_PROFILE: ClusterOptions = ClusterProfiles.fast;
 
-class WallBudgetExceeded extends Error {}
+export class WallBudgetExceeded extends Error {}
 
 /** Runs the world until `predicate` (checked every CHECK_EVERY_MS) or the wall deadline. */
-async function runUntil(
+export async function runUntil(
   h: MeteredSimCluster,
   predicate: () => boolean,
   limitMs: number,
@@ -91,7 +91,7 @@ const SIZE_METRICS: readonly (readonly [string, (r: SizeRun) => number, string, 
 ];
 
 /** Starts `names` at once with the first SEED_NODES as seed nodes; returns those. */
-async function startCluster(
+export async function startCluster(
   h: MeteredSimCluster,
   names: readonly string[],
   profile: ClusterOptions = DEFAULT_PROFILE,
@@ -102,7 +102,7 @@ async function startCluster(
 }
 
 /** Runs `phase`; a blown wall budget is rethrown with `what` and the traffic so far. */
-async function budgeted(h: MeteredSimCluster, what: string, phase: () => Promise<void>) {
+export async function budgeted(h: MeteredSimCluster, what: string, phase: () => Promise<void>) {
   try {
     await phase();
   } catch (error) {

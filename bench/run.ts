@@ -10,6 +10,7 @@ const groups: Record<string, () => Promise<BenchGroup>> = {
   remote: async () => (await import("./remote.js")).remoteGroup,
   "remote-floor": async () => (await import("./remote-floor.js")).remoteFloorGroup,
   membership: async () => (await import("./membership.js")).membershipGroup,
+  membership1000: async () => (await import("./membership-scale.js")).membershipScaleGroup,
   persistence: async () => (await import("./persistence.js")).persistenceGroup,
   sharding: async () => (await import("./sharding.js")).shardingGroup,
   ddata: async () => (await import("./ddata.js")).ddataGroup,

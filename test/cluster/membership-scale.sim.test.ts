@@ -5,6 +5,11 @@
  * virtual time). Once converged, gossip is push-pull digests only: no full gossip, and a
  * small, size-independent number of bytes per node per second.
  *
+ * 100 nodes (200 opt-in) with a crash: all start at once and converge, then 10 % are
+ * killed with kill -9 semantics; the split brain resolver downs them, the leader removes
+ * them, and the survivors converge on exactly themselves (the scaled-down form of the
+ * bench group `membership1000`, bench/membership-scale.ts).
+ *
  * 250 nodes: `npm run bench -- membership` measures them. The test for 250 is opt-in
  * (SHARDKIT_SIM_SCALE_250=1): the join storm (docs/cluster-scale.md) makes it take
  * minutes of wall time, beyond what `npm test` may spend.
@@ -57,7 +62,58 @@ async function convergeAndMeasure(seed: number, size: number): Promise<void> {
   expect(gossipRate).toBeLessThan(STEADY_GOSSIP_BYTES_PER_NODE_PER_SEC_MAX);
 }
 
+/** Kills the last 10 % of a converged cluster; the survivors must converge on themselves. */
+async function crashTenPercentAndReconverge(seed: number, size: number): Promise<void> {
+  const h = new MeteredSimCluster(seed);
+  const names = nodeNames(size);
+  const seedNodes = names.slice(0, 3).map((n) => `${n}:2552`);
+  for (const n of names) await h.member(n, { seedNodes, ...DEFAULTS });
+  const t0 = h.world.now;
+  await h.until(
+    h.throttled(() => h.allUpAndConverged(names), 100),
+    CONVERGENCE_LIMIT_MS,
+  );
+  const formedMs = h.world.now - t0;
+  await h.world.advance(STEADY_WINDOW_MS);
+  const victims = names.slice(size - Math.round(size / 10));
+  for (const v of victims) {
+    const m = h.members.get(v);
+    if (m !== undefined) h.crash(m);
+    h.members.delete(v);
+  }
+  const survivors = names.slice(0, size - victims.length);
+  h.resetTraffic();
+  const t1 = h.world.now;
+  await h.until(
+    h.throttled(() => h.allUpAndConverged(survivors), 100),
+    CONVERGENCE_LIMIT_MS,
+  );
+  console.log(
+    `[sim seed=${seed}] ${size} nodes: formed in ${Math.round(formedMs)} ms virtual; ` +
+      `${victims.length} killed, ${survivors.length} converged again after ` +
+      `${Math.round(h.world.now - t1)} ms virtual (${h.traffic.fullGossip.frames} full gossips)`,
+  );
+  for (const n of survivors) {
+    const st = h.members.get(n)?.cluster.state;
+    expect(st?.members.map((m) => m.uniqueAddress.address.host)).toEqual(survivors);
+    expect(st?.unreachable).toEqual([]);
+    expect(h.members.get(n)?.removedReason).toBeUndefined();
+  }
+}
+
 describe.each(simSeeds([1]))("membership M10 at scale (seed %i)", (seed) => {
+  it("100 nodes converge, 10 % are killed, the 90 survivors converge on themselves", async () => {
+    await crashTenPercentAndReconverge(seed, 100);
+  }, 300_000);
+
+  it.runIf(process.env.SHARDKIT_SIM_SCALE_250 === "1")(
+    "200 nodes converge, 10 % are killed, the 180 survivors converge on themselves (opt-in)",
+    async () => {
+      await crashTenPercentAndReconverge(seed, 200);
+    },
+    900_000,
+  );
+
   it("100 nodes started at once with 3 seed nodes converge; steady gossip is digests only", async () => {
     await convergeAndMeasure(seed, 100);
   }, 120_000);

@@ -65,6 +65,7 @@ import type { Peer } from "../remoting/inbound-connection.js";
 import type { Remoting } from "../remoting/remoting.js";
 import type { WireNode } from "../remoting/wire-path.js";
 import { DowningDecisions } from "./downing-decisions.js";
+import { internNode } from "./gossip-codec.js";
 import {
   decodeMembershipMessage,
   encodeMembershipMessage,
@@ -127,6 +128,8 @@ export class Cluster {
   private readonly roles: readonly string[];
   private readonly onUpCallbacks: (() => void)[] = [];
   private readonly onRemovedCallbacks: (() => void)[] = [];
+  /** The sender of each inbound connection's messages (senderOf). */
+  private readonly senders = new WeakMap<Peer, UniqueAddress>();
   /** @internal Downing decisions taken here, by kind (read by the metrics). */
   readonly downingDecisions = new DowningDecisions();
 
@@ -484,11 +487,24 @@ export class Cluster {
       this.remoting.badInput("undecodable membership message", peer.node.hostPort, `kind ${kind}`);
       return;
     }
-    const from = uniqueAddressOf(
-      addressOf("shardkit", peer.node.systemName, peer.node.host, peer.node.port),
-      Number(peer.uid),
-    );
-    this.driver.feed({ type: "received", from, message });
+    this.driver.feed({ type: "received", from: this.senderOf(peer), message });
+  }
+
+  /**
+   * The sender's unique address, one object per inbound connection and the same object
+   * the gossip codec decodes that node to (gossip-codec.ts, internNode).
+   */
+  private senderOf(peer: Peer): UniqueAddress {
+    let from = this.senders.get(peer);
+    if (from === undefined) {
+      const built = uniqueAddressOf(
+        addressOf("shardkit", peer.node.systemName, peer.node.host, peer.node.port),
+        Number(peer.uid),
+      );
+      from = internNode(uniqueAddressToString(built));
+      this.senders.set(peer, from);
+    }
+    return from;
   }
 
   private startPeriodicTasks(): void {

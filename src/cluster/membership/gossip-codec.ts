@@ -5,10 +5,30 @@
  * malformed or hostile gossip becomes a typed `InvalidGossipError`, never a crash and
  * never a half-built state.
  *
- * Nodes are written as their unique-address strings (`protocol://system@host:port#uid`).
+ * Compact form (docs/cluster-scale.md, "Gossip size"): every node is written once, in a
+ * node table (`n`; members first, in member order, then the other nodes the gossip names:
+ * tombstones, reachability subjects that are no members); the rest refers to nodes by
+ * their index in it; the vector clock names a member's entry by its index. Node strings
+ * share the `protocol://system@` prefix of one cluster, written once (`p`).
+ *
+ * Messages carry the content (everything but the seen set) as its own encoded bytes, and
+ * the seen set beside it as a bitmap over the members (membership-messages.ts). The seen
+ * set is what changes most often: while a version spreads, every node marks it, and the
+ * content stays the same. So one content is encoded once for all targets and seen sets
+ * (`encodeGossip`), and a receiver decodes content it decoded a moment ago only once
+ * (`decodeGossip` keeps the last GOSSIP_DECODE_CACHE_ENTRIES contents). Decoded nodes and members
+ * are interned (`GossipInterner`), so unchanged members of successive gossips are the
+ * same objects, which is what lets the machine see by identity that nothing changed.
  */
 import { ShardkitError } from "../../base/errors.js";
-import { type Gossip, gossipOf, type Tombstone } from "../../core/membership/gossip.js";
+import { murmur3_32 } from "../../base/hash.js";
+import {
+  clockKeyOf,
+  type Gossip,
+  gossipOf,
+  type Tombstone,
+  withSeenBy,
+} from "../../core/membership/gossip.js";
 import { type Member, memberFrom } from "../../core/membership/member.js";
 import { isMemberStatus } from "../../core/membership/member-status.js";
 import {
@@ -18,11 +38,13 @@ import {
   reachabilityOf,
 } from "../../core/membership/reachability.js";
 import {
+  compareUniqueAddresses,
   parseUniqueAddress,
   type UniqueAddress,
   uniqueAddressToString,
 } from "../../core/membership/unique-address.js";
 import { vectorClockOf } from "../../core/membership/vector-clock.js";
+import { createMsgpackSerializer } from "../../protocol/msgpack-serializer.js";
 
 export class InvalidGossipError extends ShardkitError {
   constructor(detail: string) {
@@ -31,7 +53,6 @@ export class InvalidGossipError extends ShardkitError {
 }
 
 type WireMember = [
-  node: string,
   status: string,
   roles: string[],
   appVersion: string,
@@ -39,67 +60,220 @@ type WireMember = [
   upNumber: number,
 ];
 
+/** The compact wire form of a gossip without its seen set (see the module comment). */
 export interface WireGossip {
+  /** Prefix shared by every node string of the table ("" when they share none). */
+  readonly p: string;
+  /** Node table: members first (in member order), then other nodes; without `p`. */
+  readonly n: string[];
+  /** Member i is node n[i]. */
   readonly m: WireMember[];
-  readonly s: string[];
-  readonly r: [observer: string, subject: string, status: string, version: number][];
-  readonly rv: [observer: string, version: number][];
-  readonly v: [key: string, counter: number][];
-  readonly t: [node: string, removedAtMs: number][];
+  readonly r: [observer: number, subject: number, status: string, version: number][];
+  readonly rv: [observer: number, version: number][];
+  /** Clock entries: a node's own entry by its table index, any other key as a string. */
+  readonly v: [key: number | string, counter: number][];
+  readonly t: [node: number, removedAtMs: number][];
 }
 
-const node = (u: UniqueAddress) => uniqueAddressToString(u);
+/**
+ * Bound of each interning table (nodes and members, per process): enough for the nodes
+ * of several 1 000-member clusters and their tombstones in one simulator. When a table
+ * is full its oldest entry goes; an evicted entry only costs a parse on its next use.
+ */
+export const GOSSIP_INTERN_ENTRIES_MAX = 16_384;
+
+/**
+ * Decoded gossips kept by content (per process). A gossip broadcast reaches every member
+ * with the same bytes, and in the simulator all members share this process; a few
+ * dozen recent gossips cover one gossip round. Each entry holds its bytes (O(N)).
+ */
+export const GOSSIP_DECODE_CACHE_ENTRIES = 32;
+
+/** Bounded FIFO map: when full, the oldest entry is dropped. */
+class BoundedMap<K, V> {
+  private readonly map = new Map<K, V>();
+  constructor(readonly max: number) {}
+  get(k: K): V | undefined {
+    return this.map.get(k);
+  }
+  set(k: K, v: V): void {
+    if (!this.map.has(k) && this.map.size >= this.max) {
+      const oldest = this.map.keys().next();
+      if (oldest.done !== true) this.map.delete(oldest.value);
+    }
+    this.map.set(k, v);
+  }
+  get size(): number {
+    return this.map.size;
+  }
+  clear(): void {
+    this.map.clear();
+  }
+}
+
+/**
+ * Interning of decoded nodes and members: the same string decodes to the same frozen
+ * UniqueAddress, and a member whose fields did not change to the same Member object.
+ * Both tables are bounded by `maxEntries` (oldest out first).
+ */
+export class GossipInterner {
+  private readonly nodes: BoundedMap<string, UniqueAddress>;
+  private readonly members: BoundedMap<string, Member>;
+
+  constructor(maxEntries = GOSSIP_INTERN_ENTRIES_MAX) {
+    this.nodes = new BoundedMap(maxEntries);
+    this.members = new BoundedMap(maxEntries);
+  }
+
+  /** The node of `text` (parsed once; InvalidAddressError when malformed). */
+  node(text: string): UniqueAddress {
+    let n = this.nodes.get(text);
+    if (n === undefined) {
+      n = parseUniqueAddress(text);
+      this.nodes.set(text, n);
+    }
+    return n;
+  }
+
+  /** The member of `node` with these fields (memberFrom validates a new one). */
+  member(
+    node: UniqueAddress,
+    status: Member["status"],
+    roles: readonly string[],
+    appVersion: string,
+    dataCenter: string,
+    upNumber: number,
+  ): Member {
+    const k = uniqueAddressToString(node);
+    const old = this.members.get(k);
+    if (
+      old !== undefined &&
+      old.uniqueAddress === node &&
+      old.status === status &&
+      old.appVersion === appVersion &&
+      old.dataCenter === dataCenter &&
+      old.upNumber === upNumber &&
+      sameStrings(old.roles, roles)
+    )
+      return old;
+    const m = memberFrom({ uniqueAddress: node, status, roles, appVersion, dataCenter, upNumber });
+    this.members.set(k, m);
+    return m;
+  }
+
+  /** Entries held: nodes, members (each at most maxEntries). */
+  get sizes(): { nodes: number; members: number } {
+    return { nodes: this.nodes.size, members: this.members.size };
+  }
+}
+
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The process-wide interner of the codec. */
+const interner = new GossipInterner();
+
+/** The interned node of a canonical unique-address string (the one gossip decodes to). */
+export function internNode(text: string): UniqueAddress {
+  return interner.node(text);
+}
+
+function addressPrefixOf(u: UniqueAddress): string {
+  return `${u.address.protocol}://${u.address.system}@`;
+}
 
 export function gossipToWire(g: Gossip): WireGossip {
-  return {
-    m: g.members.map((x) => [
-      node(x.uniqueAddress),
-      x.status,
-      [...x.roles],
-      x.appVersion,
-      x.dataCenter,
-      x.upNumber,
-    ]),
-    s: g.overview.seen.map(node),
-    r: g.overview.reachability.records.map((x) => [
-      node(x.observer),
-      node(x.subject),
-      x.status,
-      x.version,
-    ]),
-    rv: g.overview.reachability.versions.map((x) => [node(x.observer), x.version]),
-    v: g.version.entries.map(([k, c]) => [k, c]),
-    t: g.tombstones.map((x) => [node(x.node), x.removedAtMs]),
+  const index = new Map<string, number>();
+  const table: UniqueAddress[] = [];
+  const indexOf = (u: UniqueAddress): number => {
+    const k = uniqueAddressToString(u);
+    let i = index.get(k);
+    if (i === undefined) {
+      i = table.length;
+      index.set(k, i);
+      table.push(u);
+    }
+    return i;
   };
+  for (const x of g.members) indexOf(x.uniqueAddress);
+  const m: WireMember[] = g.members.map((x) => [
+    x.status,
+    [...x.roles],
+    x.appVersion,
+    x.dataCenter,
+    x.upNumber,
+  ]);
+  const r = g.overview.reachability.records.map((x): [number, number, string, number] => [
+    indexOf(x.observer),
+    indexOf(x.subject),
+    x.status,
+    x.version,
+  ]);
+  const rv = g.overview.reachability.versions.map((x): [number, number] => [
+    indexOf(x.observer),
+    x.version,
+  ]);
+  const t = g.tombstones.map((x): [number, number] => [indexOf(x.node), x.removedAtMs]);
+  const memberCount = g.members.length;
+  const v = g.version.entries.map(([k, c]): [number | string, number] => {
+    const i = index.get(k);
+    return [i !== undefined && i < memberCount ? i : k, c];
+  });
+  const first = table[0];
+  let p = first === undefined ? "" : addressPrefixOf(first);
+  if (table.some((u) => addressPrefixOf(u) !== p)) p = "";
+  const n = table.map((u) => uniqueAddressToString(u).slice(p.length));
+  return { p, n, m, r, rv, v, t };
 }
 
 export function gossipFromWire(data: unknown): Gossip {
   try {
     const w = asRecord(data, "gossip");
-    const members = asArray(w.m, "m").map(memberFromWire);
-    const seen = asArray(w.s, "s").map((x) => parseUniqueAddress(asString(x, "seen")));
-    const records = asArray(w.r, "r").map(recordFromWire);
+    const prefix = asString(w.p, "p");
+    const table = asArray(w.n, "n").map((x) => interner.node(prefix + asString(x, "node")));
+    const nodeAt = (i: unknown, what: string): UniqueAddress => {
+      const k = asInt(i, what);
+      const node = table[k];
+      if (node === undefined) throw new InvalidGossipError(`${what} ${k} is not in the node table`);
+      return node;
+    };
+    const wireMembers = asArray(w.m, "m");
+    if (wireMembers.length > table.length)
+      throw new InvalidGossipError("more members than nodes in the node table");
+    const members = wireMembers.map((x, i) => memberFromWire(x, table[i] as UniqueAddress));
+    const records = asArray(w.r, "r").map((x): ReachabilityRecord => {
+      const [o, sub, status, version] = asTuple(x, 4, "reachability record");
+      const st = asString(status, "reachability status");
+      if (!REACHABILITY_STATUSES.has(st))
+        throw new InvalidGossipError(`unknown reachability status ${st}`);
+      return {
+        observer: nodeAt(o, "observer"),
+        subject: nodeAt(sub, "subject"),
+        status: st as ReachabilityRecord["status"],
+        version: asInt(version, "reachability version"),
+      };
+    });
     const versions = asArray(w.rv, "rv").map((x): ObserverVersion => {
       const [o, v] = asTuple(x, 2, "rv");
-      return {
-        observer: parseUniqueAddress(asString(o, "rv observer")),
-        version: asInt(v, "rv version"),
-      };
+      return { observer: nodeAt(o, "rv observer"), version: asInt(v, "rv version") };
     });
     const clock = asArray(w.v, "v").map((x) => {
       const [k, c] = asTuple(x, 2, "v");
-      return [asString(k, "clock key"), asInt(c, "clock counter")] as const;
+      const keyOf =
+        typeof k === "number" && k < members.length
+          ? clockKeyOf(nodeAt(k, "clock key"))
+          : asString(k, "clock key");
+      return [keyOf, asInt(c, "clock counter")] as const;
     });
     const tombstones = asArray(w.t, "t").map((x): Tombstone => {
       const [n, at] = asTuple(x, 2, "t");
-      return {
-        node: parseUniqueAddress(asString(n, "tombstone")),
-        removedAtMs: asNumber(at, "removedAtMs"),
-      };
+      return { node: nodeAt(n, "tombstone"), removedAtMs: asNumber(at, "removedAtMs") };
     });
     return gossipOf({
       members,
-      seen,
       reachability: reachabilityOf(records, versions),
       version: vectorClockOf(clock),
       tombstones,
@@ -110,35 +284,160 @@ export function gossipFromWire(data: unknown): Gossip {
   }
 }
 
-function memberFromWire(x: unknown): Member {
-  const [n, status, roles, appVersion, dc, upNumber] = asTuple(x, 6, "member");
+function memberFromWire(x: unknown, node: UniqueAddress): Member {
+  const [status, roles, appVersion, dc, upNumber] = asTuple(x, 5, "member");
   const s = asString(status, "member status");
   if (!isMemberStatus(s))
     throw new InvalidGossipError(`unknown member status ${JSON.stringify(s)}`);
-  return memberFrom({
-    uniqueAddress: parseUniqueAddress(asString(n, "member node")),
-    status: s,
-    roles: asArray(roles, "roles").map((r) => asString(r, "role")),
-    appVersion: asString(appVersion, "appVersion"),
-    dataCenter: asString(dc, "dataCenter"),
-    upNumber: asInt(upNumber, "upNumber"),
-  });
+  return interner.member(
+    node,
+    s,
+    asArray(roles, "roles").map((r) => asString(r, "role")),
+    asString(appVersion, "appVersion"),
+    asString(dc, "dataCenter"),
+    asInt(upNumber, "upNumber"),
+  );
 }
 
 const REACHABILITY_STATUSES = new Set<string>(Object.values(ReachabilityStatus));
 
-function recordFromWire(x: unknown): ReachabilityRecord {
-  const [o, s, status, version] = asTuple(x, 4, "reachability record");
-  const st = asString(status, "reachability status");
-  if (!REACHABILITY_STATUSES.has(st))
-    throw new InvalidGossipError(`unknown reachability status ${st}`);
-  return {
-    observer: parseUniqueAddress(asString(o, "observer")),
-    subject: parseUniqueAddress(asString(s, "subject")),
-    status: st as ReachabilityRecord["status"],
-    version: asInt(version, "reachability version"),
-  };
+// ------------------------------------------------------------------ gossip as bytes
+
+/** Bits of the seen set per element of its wire array (msgpack positive fixints, 1 byte). */
+const SEEN_BITS_PER_ELEMENT = 7;
+
+/** A gossip on the wire: its content (without the seen set) as bytes, and the seen set. */
+export interface EncodedGossip {
+  /** The compact form (WireGossip) encoded; the same bytes for every seen set. */
+  readonly content: Uint8Array;
+  /**
+   * The seen set over the members: bit (i mod 7) of element floor(i / 7) is member i;
+   * every element is in [0, 127].
+   */
+  readonly seen: number[];
 }
+
+/**
+ * The content's own MessagePack serializer: the content is plain data, so its bytes do
+ * not depend on a node's serializer registry, and every node (every simulated node of
+ * one process too) can share an encoding.
+ */
+const contentSerializer = createMsgpackSerializer();
+
+/** The last content encoding per member list (gossips differing only in seen share it). */
+const encodedContent = new WeakMap<
+  readonly Member[],
+  { readonly gossip: Gossip; readonly bytes: Uint8Array }
+>();
+
+function sameContent(a: Gossip, b: Gossip): boolean {
+  return (
+    a.members === b.members &&
+    a.version === b.version &&
+    a.overview.reachability === b.overview.reachability &&
+    a.tombstones === b.tombstones
+  );
+}
+
+/**
+ * The gossip for the wire. The content is encoded once per content (members, version,
+ * reachability and tombstones, by identity; gossip.ts shares them between gossips that
+ * differ only in their seen sets), whatever the number of targets and seen marks.
+ */
+export function encodeGossip(g: Gossip): EncodedGossip {
+  const hit = encodedContent.get(g.members);
+  let content: Uint8Array;
+  if (hit !== undefined && sameContent(hit.gossip, g)) content = hit.bytes;
+  else {
+    content = contentSerializer.toBinary(gossipToWire(g));
+    encodedContent.set(g.members, { gossip: g, bytes: content });
+  }
+  return { content, seen: seenToWire(g) };
+}
+
+function seenToWire(g: Gossip): number[] {
+  const out = new Array<number>(Math.ceil(g.members.length / SEEN_BITS_PER_ELEMENT)).fill(0);
+  if (g.overview.seen.length === 0) return out;
+  const members = g.members;
+  let i = 0;
+  // both sorted in node order (gossip invariant): one walk
+  for (const n of g.overview.seen) {
+    while (
+      i < members.length &&
+      compareUniqueAddresses((members[i] as Member).uniqueAddress, n) < 0
+    )
+      i++;
+    if (i === members.length) break;
+    if (compareUniqueAddresses((members[i] as Member).uniqueAddress, n) !== 0) continue;
+    const e = Math.floor(i / SEEN_BITS_PER_ELEMENT);
+    out[e] = (out[e] as number) | (1 << (i % SEEN_BITS_PER_ELEMENT));
+  }
+  return out;
+}
+
+interface DecodedEntry {
+  readonly bytes: Uint8Array;
+  readonly gossip: Gossip;
+}
+
+/** Recently decoded contents by murmur3 of their bytes (see GOSSIP_DECODE_CACHE_ENTRIES). */
+const decoded = new BoundedMap<number, DecodedEntry>(GOSSIP_DECODE_CACHE_ENTRIES);
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The gossip of `content` and `seen` (InvalidGossipError when malformed). The content
+ * of recent bytes is decoded once (GOSSIP_DECODE_CACHE_ENTRIES); the seen set is applied
+ * to it each time.
+ */
+export function decodeGossip(content: Uint8Array, seen: unknown): Gossip {
+  const h = murmur3_32(content);
+  const hit = decoded.get(h);
+  let g: Gossip;
+  if (hit !== undefined && sameBytes(hit.bytes, content)) g = hit.gossip;
+  else {
+    let body: unknown;
+    try {
+      body = contentSerializer.fromBinary(content);
+    } catch (e) {
+      throw new InvalidGossipError(`undecodable content: ${e instanceof Error ? e.message : e}`);
+    }
+    g = gossipFromWire(body);
+    decoded.set(h, { bytes: content, gossip: g });
+  }
+  return withSeenBy(g, seenFromWire(seen, g.members));
+}
+
+function seenFromWire(seen: unknown, members: readonly Member[]): UniqueAddress[] {
+  const bits = asArray(seen, "seen");
+  if (bits.length !== Math.ceil(members.length / SEEN_BITS_PER_ELEMENT))
+    throw new InvalidGossipError("seen does not cover the members");
+  const out: UniqueAddress[] = [];
+  for (let e = 0; e < bits.length; e++) {
+    const b = bits[e];
+    if (!Number.isInteger(b) || (b as number) < 0 || (b as number) >= 1 << SEEN_BITS_PER_ELEMENT)
+      throw new InvalidGossipError("seen element out of range");
+    if (b === 0) continue;
+    for (let k = 0; k < SEEN_BITS_PER_ELEMENT; k++)
+      if (((b as number) >> k) & 1) {
+        const m = members[e * SEEN_BITS_PER_ELEMENT + k];
+        if (m === undefined) throw new InvalidGossipError("seen names no member");
+        out.push(m.uniqueAddress);
+      }
+  }
+  return out;
+}
+
+/** Empties the per-process cache of decoded gossip (tests). */
+export function clearGossipCodecCaches(): void {
+  decoded.clear();
+}
+
+// ------------------------------------------------------------------ validation
 
 function asRecord(v: unknown, what: string): Record<string, unknown> {
   if (typeof v !== "object" || v === null || Array.isArray(v))

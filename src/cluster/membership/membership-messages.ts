@@ -2,6 +2,9 @@
  * Membership messages on the CONTROL lane: gossip, gossip status, join conversation,
  * heartbeats, exiting confirmation. Each is msgpack-encoded plain data after one kind
  * byte (added by remoting); decoding validates shapes and returns undefined on bad input.
+ * Gossip and Welcome carry the gossip's content as its own encoded bytes (`gb`) and its
+ * seen set beside it (`s`, gossip-codec.ts): the content is encoded once whatever the
+ * number of targets and seen marks.
  * The message types live in core/membership/membership-messages.ts (the machine speaks them).
  */
 
@@ -11,7 +14,7 @@ import {
 } from "../../core/membership/membership-messages.js";
 import type { SerializerRegistry } from "../../protocol/serializer-registry.js";
 import { decodePlainRecord, encodePlain } from "../remoting/plain-payload.js";
-import { gossipFromWire, gossipToWire, type WireGossip } from "./gossip-codec.js";
+import { decodeGossip, encodeGossip } from "./gossip-codec.js";
 
 export { MembershipKind, type MembershipMessage };
 
@@ -23,12 +26,16 @@ export function encodeMembershipMessage(
 ): Uint8Array {
   let body: Body;
   switch (m.kind) {
-    case MembershipKind.Gossip:
-      body = { to: m.to, g: gossipToWire(m.gossip) };
+    case MembershipKind.Gossip: {
+      const g = encodeGossip(m.gossip);
+      body = { to: m.to, gb: g.content, s: g.seen };
       break;
-    case MembershipKind.Welcome:
-      body = { g: gossipToWire(m.gossip) };
+    }
+    case MembershipKind.Welcome: {
+      const g = encodeGossip(m.gossip);
+      body = { gb: g.content, s: g.seen };
       break;
+    }
     case MembershipKind.GossipStatus:
       body = { v: m.version, d: m.seenDigest };
       break;
@@ -65,11 +72,11 @@ export function decodeMembershipMessage(
 function decodeBody(kind: number, b: Body): MembershipMessage | undefined {
   switch (kind) {
     case MembershipKind.Gossip:
-      return typeof b.to === "string"
-        ? { kind, to: b.to, gossip: gossipFromWire(b.g as WireGossip) }
+      return typeof b.to === "string" && b.gb instanceof Uint8Array
+        ? { kind, to: b.to, gossip: decodeGossip(b.gb, b.s) }
         : undefined;
     case MembershipKind.Welcome:
-      return { kind, gossip: gossipFromWire(b.g as WireGossip) };
+      return b.gb instanceof Uint8Array ? { kind, gossip: decodeGossip(b.gb, b.s) } : undefined;
     case MembershipKind.GossipStatus:
       return Array.isArray(b.v) &&
         b.v.every(

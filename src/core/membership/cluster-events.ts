@@ -12,8 +12,9 @@
  * changes made elsewhere, and only a diff reports all of them exactly once.
  */
 import { assertNever } from "../../base/assert.js";
-import { allRoles, findMember } from "./gossip.js";
+import { allRoles, type Gossip } from "./gossip.js";
 import { type Member, memberFrom } from "./member.js";
+import { compareMembers } from "./member-ordering.js";
 import type { MemberStatus } from "./member-status.js";
 import {
   dcReachabilityNoOutsideNodes,
@@ -103,24 +104,84 @@ export function diffMemberEvents(
   after: MembershipState,
 ): (MemberStatusEvent | MemberRemovedEvent)[] {
   const out: (MemberStatusEvent | MemberRemovedEvent)[] = [];
-  for (const m of after.latestGossip.members) {
-    const old = findMember(before.latestGossip, m.uniqueAddress);
-    if (old !== undefined && old.status === m.status) continue;
-    const event = statusEvent(m);
-    if (event !== undefined) out.push(event);
+  const removed: MemberRemovedEvent[] = [];
+  // One walk over both member lists (each sorted by member order, one per node).
+  const a = before.latestGossip.members;
+  const b = after.latestGossip.members;
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const old = a[i];
+    const m = b[j];
+    const c = old === m ? 0 : old === undefined ? 1 : m === undefined ? -1 : compareMembers(old, m);
+    if (c < 0) {
+      const gone = old as Member;
+      removed.push({
+        type: "member-removed",
+        member: memberFrom({ ...gone, status: "removed" }),
+        previousStatus: gone.status,
+      });
+      i++;
+      continue;
+    }
+    const now = m as Member;
+    if (c > 0 || (old as Member).status !== now.status) {
+      const event = statusEvent(now);
+      if (event !== undefined) out.push(event);
+    }
+    if (c === 0) i++;
+    j++;
   }
-  for (const old of before.latestGossip.members) {
-    if (findMember(after.latestGossip, old.uniqueAddress) !== undefined) continue;
-    out.push({
-      type: "member-removed",
-      member: memberFrom({ ...old, status: "removed" }),
-      previousStatus: old.status,
-    });
-  }
+  for (const r of removed) out.push(r);
   return out;
 }
 
+/** Same members, element by element (one identity check each when nothing changed). */
+function sameMembers(a: readonly Member[], b: readonly Member[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * Whether two views agree on everything events are derived from: the members (status
+ * events, leaders) and the reachability rows (reachability events, leaders). Rows are
+ * compared by identity of the table, or both empty.
+ */
+function sameEventBasis(before: MembershipState, after: MembershipState): boolean {
+  const rb = before.latestGossip.overview.reachability;
+  const ra = after.latestGossip.overview.reachability;
+  return (
+    before.selfUniqueAddress === after.selfUniqueAddress &&
+    before.selfDc === after.selfDc &&
+    sameMembers(before.latestGossip.members, after.latestGossip.members) &&
+    (rb === ra || (rb.records.length === 0 && ra.records.length === 0))
+  );
+}
+
+/**
+ * unreachableKeys of the last view per gossip: each received gossip diffs the previous
+ * view against the new one, so every view is asked twice. Gossips are immutable; the
+ * WeakMap keeps none alive.
+ */
+const unreachableMemo = new WeakMap<
+  Gossip,
+  { readonly self: UniqueAddress; readonly dc: string; readonly keys: Set<string> }
+>();
+
 function unreachableKeys(s: MembershipState): Set<string> {
+  const g = s.latestGossip;
+  if (g.overview.reachability.records.length === 0) return new Set();
+  const memo = unreachableMemo.get(g);
+  if (memo !== undefined && memo.self === s.selfUniqueAddress && memo.dc === s.selfDc)
+    return memo.keys;
+  const keys = computeUnreachableKeys(s);
+  unreachableMemo.set(g, { self: s.selfUniqueAddress, dc: s.selfDc, keys });
+  return keys;
+}
+
+function computeUnreachableKeys(s: MembershipState): Set<string> {
   const nodes = allUnreachableOrTerminated(dcReachabilityNoOutsideNodes(s));
   return new Set(
     nodes
@@ -147,7 +208,7 @@ export function diffReachabilityEvents(
 
 /** All events between two views of the same node, in the documented order. */
 export function diffClusterEvents(before: MembershipState, after: MembershipState): ClusterEvent[] {
-  if (before.latestGossip === after.latestGossip) return [];
+  if (before.latestGossip === after.latestGossip || sameEventBasis(before, after)) return [];
   const events: ClusterEvent[] = [
     ...diffMemberEvents(before, after),
     ...diffReachabilityEvents(before, after),

@@ -98,16 +98,52 @@ export function selectGossipTarget(
   options: GossipTargetOptions,
 ): GossipTarget | undefined {
   const g = state.latestGossip;
-  const valid = dcMembers(state)
-    .filter((m) => m.dataCenter === state.selfDc && validNodeForGossip(state, m.uniqueAddress))
-    .map((m) => m.uniqueAddress);
+  const { valid, notSeen: unseen } = gossipCandidatesOf(state);
   const preferDifferentView =
     random.next() < adjustedGossipDifferentViewProbability(g.members.length, options);
-  const notSeen = preferDifferentView ? valid.filter((n) => !seenByNode(g, n)) : [];
+  const notSeen = preferDifferentView ? unseen : [];
   const candidates = notSeen.length > 0 ? notSeen : valid;
   if (candidates.length === 0) return undefined;
   const node = candidates[random.nextInt(candidates.length)] as UniqueAddress;
   return { node, send: seenByNode(g, node) ? "status" : "gossip" };
+}
+
+interface GossipCandidates {
+  readonly self: UniqueAddress;
+  readonly selfDc: string;
+  /** Valid gossip partners in member order, and those of them that have not seen `g`. */
+  readonly valid: readonly UniqueAddress[];
+  readonly notSeen: readonly UniqueAddress[];
+  /** gossipRoundsPerInterval of this view. */
+  readonly rounds: number;
+}
+
+/**
+ * The candidates of the last view per gossip: target choice runs up to three times per
+ * gossip interval on the same, usually unchanged, gossip, and each choice would walk all
+ * members. Gossips are immutable; the WeakMap keeps none alive.
+ */
+const candidatesMemo = new WeakMap<Gossip, GossipCandidates>();
+
+function gossipCandidatesOf(state: MembershipState): GossipCandidates {
+  const g = state.latestGossip;
+  const memo = candidatesMemo.get(g);
+  if (memo !== undefined && memo.self === state.selfUniqueAddress && memo.selfDc === state.selfDc)
+    return memo;
+  const valid = dcMembers(state)
+    .filter((m) => m.dataCenter === state.selfDc && validNodeForGossip(state, m.uniqueAddress))
+    .map((m) => m.uniqueAddress);
+  const members = dcMembers(state);
+  const seen = members.filter((m) => seenByNode(g, m.uniqueAddress)).length;
+  const c: GossipCandidates = {
+    self: state.selfUniqueAddress,
+    selfDc: state.selfDc,
+    valid,
+    notSeen: valid.filter((n) => !seenByNode(g, n)),
+    rounds: seen * 2 < members.length ? GOSSIP_SPEEDUP_ROUNDS : 1,
+  };
+  candidatesMemo.set(g, c);
+  return c;
 }
 
 /**
@@ -115,9 +151,7 @@ export function selectGossipTarget(
  * of the self-DC members have seen the current version (early dissemination), else 1.
  */
 export function gossipRoundsPerInterval(state: MembershipState): number {
-  const members = dcMembers(state);
-  const seen = members.filter((m) => seenByNode(state.latestGossip, m.uniqueAddress)).length;
-  return seen * 2 < members.length ? GOSSIP_SPEEDUP_ROUNDS : 1;
+  return gossipCandidatesOf(state).rounds;
 }
 
 /** How a received gossip relates to the local one ("newer": the remote is newer). */

@@ -89,43 +89,73 @@ export function clockKeyOf(node: UniqueAddress): string {
 const byNode = (m: Member, node: UniqueAddress) => compareUniqueAddresses(m.uniqueAddress, node);
 const compareTombstones = (a: Tombstone, b: Tombstone) => compareUniqueAddresses(a.node, b.node);
 
-function assertInvariants(g: Gossip): void {
+/**
+ * The invariants of the module comment. `prev` is a gossip already checked that `g` was
+ * derived from: parts `g` shares with it (the same frozen arrays and table) are not
+ * checked again, so marking a gossip as seen does not re-check every member.
+ */
+function assertInvariants(g: Gossip, prev?: Gossip): void {
   const { members, overview, tombstones } = g;
-  assert(isStrictlySorted(members, compareMembers), "gossip members unsorted or duplicated");
-  assert(isStrictlySorted(overview.seen, compareUniqueAddresses), "gossip seen unsorted");
-  assert(isStrictlySorted(tombstones, compareTombstones), "gossip tombstones unsorted");
+  const membersSame = prev !== undefined && members === prev.members;
+  const tombstonesSame = prev !== undefined && tombstones === prev.tombstones;
+  const seenSame = prev !== undefined && overview.seen === prev.overview.seen;
+  const reachabilitySame =
+    prev !== undefined && overview.reachability === prev.overview.reachability;
+  if (!membersSame)
+    assert(isStrictlySorted(members, compareMembers), "gossip members unsorted or duplicated");
+  if (!seenSame)
+    assert(isStrictlySorted(overview.seen, compareUniqueAddresses), "gossip seen unsorted");
+  if (!tombstonesSame)
+    assert(isStrictlySorted(tombstones, compareTombstones), "gossip tombstones unsorted");
   const isMember = (n: UniqueAddress) => binarySearch(members, n, byNode) >= 0;
-  for (const m of members) {
-    assert(m.status !== "removed", `live member with status removed: ${key(m.uniqueAddress)}`);
-    assert(!hasTombstone(g, m.uniqueAddress), `tombstoned member: ${key(m.uniqueAddress)}`);
+  if (!membersSame || !tombstonesSame)
+    for (const m of members) {
+      assert(m.status !== "removed", `live member with status removed: ${key(m.uniqueAddress)}`);
+      if (tombstones.length > 0)
+        assert(!hasTombstone(g, m.uniqueAddress), `tombstoned member: ${key(m.uniqueAddress)}`);
+    }
+  if (!membersSame || !seenSame)
+    for (const n of overview.seen) assert(isMember(n), `seen by non-member: ${key(n)}`);
+  if (!membersSame || !reachabilitySame) {
+    for (const n of allObservers(overview.reachability))
+      assert(isMember(n), `reachability observer is not a member: ${key(n)}`);
+    for (const v of overview.reachability.versions)
+      assert(isMember(v.observer), `reachability version of non-member: ${key(v.observer)}`);
   }
-  for (const n of overview.seen) assert(isMember(n), `seen by non-member: ${key(n)}`);
-  for (const n of allObservers(overview.reachability))
-    assert(isMember(n), `reachability observer is not a member: ${key(n)}`);
-  for (const v of overview.reachability.versions)
-    assert(isMember(v.observer), `reachability version of non-member: ${key(v.observer)}`);
-  for (const t of tombstones)
-    assert(Number.isFinite(t.removedAtMs), `bad tombstone time for ${key(t.node)}`);
+  if (!tombstonesSame)
+    for (const t of tombstones)
+      assert(Number.isFinite(t.removedAtMs), `bad tombstone time for ${key(t.node)}`);
 }
 
 function key(node: UniqueAddress): string {
   return uniqueAddressToString(node);
 }
 
+/** `a` itself when it is frozen already (immutable, so it can be shared), else a frozen copy. */
+function frozen<T>(a: readonly T[]): readonly T[] {
+  return Object.isFrozen(a) ? a : Object.freeze(a.slice());
+}
+
+/**
+ * A checked gossip. Frozen parts are shared, not copied: a gossip derived from another
+ * (seen, version) keeps the other's members, so readers can tell by identity that the
+ * members did not change (cluster-events.ts, the heartbeat ring of the machine).
+ */
 function build(
   members: readonly Member[],
   seen: readonly UniqueAddress[],
   reachability: Reachability,
   version: VectorClock,
   tombstones: readonly Tombstone[],
+  prev?: Gossip,
 ): Gossip {
   const g: Gossip = Object.freeze({
-    members: Object.freeze(members.slice()),
-    overview: Object.freeze({ seen: Object.freeze(seen.slice()), reachability }),
+    members: frozen(members),
+    overview: Object.freeze({ seen: frozen(seen), reachability }),
     version,
-    tombstones: Object.freeze(tombstones.slice()),
+    tombstones: frozen(tombstones),
   });
-  assertInvariants(g);
+  assertInvariants(g, prev);
   return g;
 }
 
@@ -145,6 +175,7 @@ function rebuild(g: Gossip, patch: Patch): Gossip {
     patch.reachability ?? g.overview.reachability,
     patch.version ?? g.version,
     patch.tombstones ?? g.tombstones,
+    g,
   );
 }
 
@@ -228,6 +259,11 @@ export function withoutSeen(g: Gossip, node: UniqueAddress): Gossip {
 /** The gossip marked as seen by `node` only (the node that just changed it). */
 export function withOnlySeen(g: Gossip, node: UniqueAddress): Gossip {
   return rebuild(g, { seen: [node] });
+}
+
+/** The gossip seen by exactly `nodes` (members; any order, duplicates allowed). */
+export function withSeenBy(g: Gossip, nodes: Iterable<UniqueAddress>): Gossip {
+  return rebuild(g, { seen: sortedUnique(nodes, compareUniqueAddresses) });
 }
 
 /** The gossip seen by nobody. */

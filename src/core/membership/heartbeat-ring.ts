@@ -42,6 +42,23 @@ interface RingNode {
   readonly hash: number;
 }
 
+/**
+ * murmur3 of each node's canonical string, per UniqueAddress object (frozen, so the hash
+ * never changes; the WeakMap keeps no node alive). A ring over N members hashes N strings
+ * otherwise, on every rebuild.
+ */
+const ringHashes = new WeakMap<UniqueAddress, number>();
+
+function ringNodeOf(node: UniqueAddress): RingNode {
+  const key = uniqueAddressToString(node);
+  let hash = ringHashes.get(node);
+  if (hash === undefined) {
+    hash = murmur3OfString(key);
+    ringHashes.set(node, hash);
+  }
+  return { node, key, hash };
+}
+
 function compareRingNodes(a: RingNode, b: RingNode): number {
   return a.hash - b.hash || compareUniqueAddresses(a.node, b.node);
 }
@@ -61,12 +78,7 @@ export class HeartbeatRing {
       `monitoredByNrOfMembers must be an integer >= 1, got ${monitoredBy}`,
     );
     const unique = sortedUnique(nodes, compareUniqueAddresses);
-    this.ring = unique
-      .map((node) => {
-        const key = uniqueAddressToString(node);
-        return { node, key, hash: murmur3OfString(key) };
-      })
-      .sort(compareRingNodes);
+    this.ring = unique.map(ringNodeOf).sort(compareRingNodes);
     this.nodes = Object.freeze(this.ring.map((r) => r.node));
     this.unreachable = new Set([...(options.unreachable ?? [])].map(uniqueAddressToString));
     this.monitoredBy = monitoredBy;
@@ -77,9 +89,7 @@ export class HeartbeatRing {
     const senderKey = uniqueAddressToString(sender);
     const ring = this.ring.some((r) => r.key === senderKey)
       ? this.ring
-      : [...this.ring, { node: sender, key: senderKey, hash: murmur3OfString(senderKey) }].sort(
-          compareRingNodes,
-        );
+      : [...this.ring, ringNodeOf(sender)].sort(compareRingNodes);
     const start = ring.findIndex((r) => r.key === senderKey);
     const picked: UniqueAddress[] = [];
     let reachablePicked = 0;

@@ -81,6 +81,7 @@ import {
   isReachableBy,
   markReachable,
   markUnreachable,
+  type Reachability,
 } from "./reachability.js";
 import { SeedJoinMachine, type SeedJoinOutput, type SeedJoinTimer } from "./seed-join.js";
 import { parseUniqueAddress, type UniqueAddress, uniqueAddressToString } from "./unique-address.js";
@@ -222,6 +223,26 @@ export class MembershipMachine {
   private leaseInFlight = false;
   private broadcastPending = false;
   private readonly toldRemoved = new Map<string, number>();
+  /** heartbeatReceivers() of the members and reachability table it was computed from. */
+  private ringCache:
+    | {
+        readonly members: readonly Member[];
+        readonly reachability: Reachability;
+        readonly receivers: readonly UniqueAddress[];
+      }
+    | undefined;
+  /** The resolver's unreachable sets of the members and table they were computed from. */
+  private downingViewCache:
+    | {
+        readonly members: readonly Member[];
+        readonly reachability: Reachability;
+        readonly unreachable: Member[];
+        readonly upTogether: Member[];
+      }
+    | undefined;
+  /** Members by canonical string, per member list (memberByKey). */
+  private membersByKey: { readonly members: readonly Member[]; readonly map: Map<string, Member> } =
+    { members: [], map: new Map() };
 
   constructor(
     private readonly config: MembershipMachineConfig,
@@ -597,15 +618,7 @@ export class MembershipMachine {
 
   private heartbeatTick(): void {
     if (selfMember(this.ms) === undefined) return;
-    const g = this.ms.latestGossip;
-    const nodes = g.members
-      .filter((m) => m.status !== "joining" || key(m.uniqueAddress) === key(this.self))
-      .map((m) => m.uniqueAddress);
-    const ring = new HeartbeatRing(nodes, {
-      unreachable: allUnreachable(g.overview.reachability),
-      monitoredByNrOfMembers: this.settings.monitoredByNrOfMembers,
-    });
-    const receivers = ring.receivers(this.self);
+    const receivers = this.heartbeatReceivers();
     const now = this.nowMs;
     const wanted = new Set(receivers.map(key));
     for (const k of [...this.detectors.keys()])
@@ -631,6 +644,29 @@ export class MembershipMachine {
     }
   }
 
+  /**
+   * The peers this node heartbeats: from the hashed ring of the non-joining members and
+   * the unreachable ones. The ring is rebuilt only when the members or the reachability
+   * table changed (gossip.ts shares both between versions that did not change them), not
+   * on every tick.
+   */
+  private heartbeatReceivers(): readonly UniqueAddress[] {
+    const g = this.ms.latestGossip;
+    const c = this.ringCache;
+    if (c !== undefined && c.members === g.members && c.reachability === g.overview.reachability)
+      return c.receivers;
+    const nodes = g.members
+      .filter((m) => m.status !== "joining" || key(m.uniqueAddress) === key(this.self))
+      .map((m) => m.uniqueAddress);
+    const ring = new HeartbeatRing(nodes, {
+      unreachable: allUnreachable(g.overview.reachability),
+      monitoredByNrOfMembers: this.settings.monitoredByNrOfMembers,
+    });
+    const receivers = Object.freeze(ring.receivers(this.self));
+    this.ringCache = { members: g.members, reachability: g.overview.reachability, receivers };
+    return receivers;
+  }
+
   // ------------------------------------------------------------------ downing
 
   /** The resolver (or auto-down) of this side, after the leader actions of a tick. */
@@ -641,8 +677,8 @@ export class MembershipMachine {
       return;
     }
     const g = this.ms.latestGossip;
-    const view = sbrViewOf(this.ms);
-    this.sbr.observe(unreachableMembersOf(view), now, unreachableUpTogetherOf(view));
+    const unreachable = this.unreachableForDowning();
+    this.sbr.observe(unreachable.unreachable, now, unreachable.upTogether);
     const tick = this.sbr.tick(now, isLeader(this.ms, this.self) || this.isLeaderAmongReachable());
     if (tick.type === "down-all-unstable") {
       this.applySbrDowning(
@@ -663,6 +699,33 @@ export class MembershipMachine {
     }
     if (outcome.type !== "down") return;
     this.applySbrDowning(outcome.down, outcome.reason, outcome.decision);
+  }
+
+  /**
+   * What the resolver observes each leader tick (unreachable members, and those of them
+   * that were up together), recomputed only when the members or the reachability table
+   * changed; with no reachability rows nobody is unreachable.
+   */
+  private unreachableForDowning(): { unreachable: Member[]; upTogether: Member[] } {
+    const g = this.ms.latestGossip;
+    const c = this.downingViewCache;
+    if (c !== undefined && c.members === g.members && c.reachability === g.overview.reachability)
+      return c;
+    let unreachable: Member[] = [];
+    let upTogether: Member[] = [];
+    if (g.overview.reachability.records.length > 0) {
+      const view = sbrViewOf(this.ms);
+      unreachable = unreachableMembersOf(view);
+      upTogether = unreachableUpTogetherOf(view);
+    }
+    const next = {
+      members: g.members,
+      reachability: g.overview.reachability,
+      unreachable,
+      upTogether,
+    };
+    this.downingViewCache = next;
+    return next;
   }
 
   private decideWithLease(leaseAcquired: boolean): void {
@@ -718,7 +781,10 @@ export class MembershipMachine {
   /** The SBR of each side decides on that side's leader: the first reachable up member. */
   private isLeaderAmongReachable(): boolean {
     const g = this.ms.latestGossip;
-    const unreachable = new Set(allUnreachable(g.overview.reachability).map(key));
+    const unreachable =
+      g.overview.reachability.records.length === 0
+        ? new Set<string>()
+        : new Set(allUnreachable(g.overview.reachability).map(key));
     const first = g.members.find(
       (m) =>
         !unreachable.has(key(m.uniqueAddress)) && (m.status === "up" || m.status === "leaving"),
@@ -969,7 +1035,10 @@ export class MembershipMachine {
   // ------------------------------------------------------------------ helpers
 
   private memberByKey(k: string): Member | undefined {
-    return this.ms.latestGossip.members.find((m) => key(m.uniqueAddress) === k);
+    const members = this.ms.latestGossip.members;
+    if (this.membersByKey.members !== members)
+      this.membersByKey = { members, map: new Map(members.map((m) => [key(m.uniqueAddress), m])) };
+    return this.membersByKey.map.get(k);
   }
 
   private memberAt(host: string, port: number): Member | undefined {

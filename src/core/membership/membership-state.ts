@@ -233,9 +233,24 @@ export function leaderOf(
   return (preferred ?? (eligible.sort(compareByLeaderStatus)[0] as Member)).uniqueAddress;
 }
 
+/**
+ * The last leader computed per gossip (with the view it was computed for): the leader is
+ * read several times per gossip received and per tick (events, leader actions, the
+ * resolver), each an O(N) walk. Gossips are immutable; the WeakMap keeps none alive.
+ */
+const leaderMemo = new WeakMap<
+  Gossip,
+  { readonly self: UniqueAddress; readonly dc: string; readonly leader: UniqueAddress | undefined }
+>();
+
 /** The leader of the self DC (see leaderOf). */
 export function leader(s: MembershipState): UniqueAddress | undefined {
-  return leaderOf(s, s.latestGossip.members);
+  const memo = leaderMemo.get(s.latestGossip);
+  if (memo !== undefined && memo.self === s.selfUniqueAddress && memo.dc === s.selfDc)
+    return memo.leader;
+  const l = leaderOf(s, s.latestGossip.members);
+  leaderMemo.set(s.latestGossip, { self: s.selfUniqueAddress, dc: s.selfDc, leader: l });
+  return l;
 }
 
 /** True if `node` is the leader of the self DC. */

@@ -50,9 +50,22 @@ export function nodeOf(
   return uniqueAddressOf(addressOf(protocol, system, host, port), uid);
 }
 
+/**
+ * Canonical strings already built, per UniqueAddress object. A UniqueAddress is frozen,
+ * so its string never changes; the WeakMap holds no address alive (its bound is the set
+ * of live UniqueAddress objects). The string is the key of most maps and sets of the
+ * membership model, built several times per member per gossip and per tick otherwise.
+ */
+const canonicalStrings = new WeakMap<UniqueAddress, string>();
+
 /** Canonical string form `protocol://system@host:port#uid`; usable as a map key. */
 export function uniqueAddressToString(node: UniqueAddress): string {
-  return `${addressToString(node.address)}#${node.uid}`;
+  let s = canonicalStrings.get(node);
+  if (s === undefined) {
+    s = `${addressToString(node.address)}#${node.uid}`;
+    canonicalStrings.set(node, s);
+  }
+  return s;
 }
 
 /** Parses `protocol://system@host:port#uid` (the inverse of uniqueAddressToString). */

@@ -1,0 +1,66 @@
+/**
+ * `node --import tsx bench/membership-scale-run.ts <N> [seed] [crashPct]`: one simulator run
+ * of the 1 000-member scenario at size N (all N start at once, converge, crashPct % are
+ * killed with kill -9 semantics, the survivors converge again), printing the phases'
+ * virtual and wall times. For profiling: `node --cpu-prof --import tsx bench/membership-scale-run.ts 250`.
+ */
+import { MeteredSimCluster, nodeNames } from "../test/cluster/sim-gossip-meter.js";
+
+const size = Number(process.argv[2] ?? 250);
+const seed = Number(process.argv[3] ?? 1);
+const crashPct = Number(process.argv[4] ?? 10);
+/** Optional: stop after this much virtual time (profiling a part of the run). */
+const stopAtMs = Number(process.argv[5] ?? Number.POSITIVE_INFINITY);
+const DEFAULTS = { settings: {}, failureDetector: {}, downing: {} } as const;
+
+const wall0 = performance.now();
+const h = new MeteredSimCluster(seed);
+const names = nodeNames(size);
+const seedNodes = names.slice(0, 3).map((n) => `${n}:2552`);
+for (const n of names) await h.member(n, { seedNodes, ...DEFAULTS });
+const t0 = h.world.now;
+const lap = (what: string) =>
+  console.log(
+    `${what}: virtual ${Math.round(h.world.now - t0)} ms, wall ${Math.round(performance.now() - wall0)} ms, ` +
+      `full gossips ${h.traffic.fullGossip.frames} (${(h.traffic.fullGossip.bytes / 1048576).toFixed(1)} MiB), gossip ${(h.traffic.gossip.bytes / 1048576).toFixed(1)} MiB`,
+  );
+let nextReport = 0;
+const progress = () => {
+  if (h.world.now - t0 >= nextReport) {
+    nextReport += 5_000;
+    const st = h.members.get(names[0] as string)?.cluster.state;
+    lap(
+      `  n000 sees ${st?.members.length} (${st?.members.filter((m) => m.status === "up").length} up)`,
+    );
+  }
+  if (h.world.now - t0 > stopAtMs) {
+    lap("stopped");
+    process.exit(0);
+  }
+  return false;
+};
+const formed = h.throttled(() => h.allUpAndConverged(names), 100);
+await h.until(() => progress() || formed(), 600_000);
+lap("formed");
+h.resetTraffic();
+await h.world.advance(10_000);
+console.log(`steady gossip ${(h.traffic.gossip.bytes / size / 10).toFixed(1)} B/node/s`);
+lap("steady");
+if (crashPct > 0) {
+  h.resetTraffic();
+  const victims = names.slice(size - Math.round((size * crashPct) / 100));
+  for (const v of victims) {
+    const m = h.members.get(v);
+    if (m) h.crash(m);
+    h.members.delete(v);
+  }
+  const rest = names.slice(0, size - victims.length);
+  const t1 = h.world.now;
+  await h.until(
+    h.throttled(() => h.allUpAndConverged(rest), 100),
+    600_000,
+  );
+  console.log(`reconverged after ${Math.round(h.world.now - t1)} ms virtual`);
+  lap("reconverged");
+}
+process.exit(0);

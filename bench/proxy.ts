@@ -243,7 +243,7 @@ async function runAsks(
     seconds,
     p50us: percentile(lat, 50) * 1000,
     p99us: percentile(lat, 99) * 1000,
-    ...(wantsHistogram()
+    ...(wantsHistogram() && lat.length > 0
       ? {
           histogram: latencyHistogram(
             `proxy asks, concurrency ${concurrency}`,

@@ -127,6 +127,10 @@ export function startSqliteCheckpointer(
     }),
     stop: () => {
       stopping ??= (async () => {
+        // Referenced again while it stops: an unreferenced worker's exit does not keep
+        // the process alive, and a caller awaiting close() would see the process end
+        // under it (the examples' second round never ran).
+        worker.ref();
         worker.postMessage("stop");
         await exited;
       })();

@@ -5,7 +5,7 @@
  * virtual time). Once converged, gossip is push-pull digests only: no full gossip, and a
  * small, size-independent number of bytes per node per second.
  *
- * 100 nodes (200 opt-in) with a crash: all start at once and converge, then 10 % are
+ * 60 nodes (200 opt-in) with a crash: all start at once and converge, then 10 % are
  * killed with kill -9 semantics; the split brain resolver downs them, the leader removes
  * them, and the survivors converge on exactly themselves (the scaled-down form of the
  * bench group `membership1000`, bench/membership-scale.ts).
@@ -102,8 +102,10 @@ async function crashTenPercentAndReconverge(seed: number, size: number): Promise
 }
 
 describe.each(simSeeds([1]))("membership M10 at scale (seed %i)", (seed) => {
-  it("100 nodes converge, 10 % are killed, the 90 survivors converge on themselves", async () => {
-    await crashTenPercentAndReconverge(seed, 100);
+  // 60, not 100: the 100-node formation is the next case; this one guards the crash and
+  // re-convergence path within npm test's time budget.
+  it("60 nodes converge, 10 % are killed, the 54 survivors converge on themselves", async () => {
+    await crashTenPercentAndReconverge(seed, 60);
   }, 300_000);
 
   it.runIf(process.env.SHARDKIT_SIM_SCALE_250 === "1")(

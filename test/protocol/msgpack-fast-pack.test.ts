@@ -10,6 +10,7 @@ import {
 import { FastPacker } from "../../src/protocol/msgpack-fast-pack.js";
 import { prepareForPack } from "../../src/protocol/msgpack-prepare.js";
 import { MSGPACKR_OPTIONS } from "../../src/protocol/msgpack-serializer.js";
+import { Ref, refCodec } from "./msgpack-fuzz.js";
 
 // The extension must be installed exactly as in production before comparing bytes.
 createMsgpackSerializer();
@@ -194,18 +195,7 @@ describe("FastPacker", () => {
 });
 
 describe("FastPacker and actor refs", () => {
-  /** A ref stand-in: the codec reads its address and path back. */
-  class Ref {
-    constructor(
-      readonly address: string,
-      readonly path: string,
-    ) {}
-  }
-  const codec: RefCodec = {
-    isRef: (v) => v instanceof Ref,
-    encode: (r) => ({ address: (r as Ref).address, path: (r as Ref).path }),
-    decode: (d) => new Ref(d.address, d.path),
-  };
+  const codec = refCodec;
   /** What the general path writes: prepareForPack's placeholders, then msgpackr. */
   const generalBytes = (v: unknown) => Uint8Array.from(packr.pack(prepareForPack(v, codec, 1)));
   const refArb = fc.tuple(stringArb, stringArb).map(([a, p]) => new Ref(a, p));

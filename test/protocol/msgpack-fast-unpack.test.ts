@@ -14,19 +14,8 @@ import {
   createMsgpackSerializer,
 } from "../../src/protocol/msgpack-serializer.js";
 import type { RefCodec } from "../../src/protocol/serialization.js";
-import { frames } from "./msgpack-fuzz.js";
+import { frames, Ref, refCodec } from "./msgpack-fuzz.js";
 
-class Ref {
-  constructor(
-    readonly address: string,
-    readonly path: string,
-  ) {}
-}
-const refCodec: RefCodec = {
-  isRef: (v) => v instanceof Ref,
-  encode: (r) => ({ address: (r as Ref).address, path: (r as Ref).path }),
-  decode: (d) => new Ref(d.address, d.path),
-};
 const fast = createMsgpackSerializer(refCodec);
 const general = createGeneralMsgpackSerializer(refCodec);
 

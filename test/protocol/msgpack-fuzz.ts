@@ -13,14 +13,15 @@ import { SerializationError } from "../../src/protocol/errors.js";
 import type { RefCodec } from "../../src/protocol/serialization.js";
 import { SerializerRegistry } from "../../src/protocol/serializer-registry.js";
 
-class Ref {
+/** A stand-in actor ref for the serializer tests: the codec reads its address and path back. */
+export class Ref {
   constructor(
     readonly address: string,
     readonly path: string,
   ) {}
 }
 
-const refCodec: RefCodec = {
+export const refCodec: RefCodec = {
   isRef: (v) => v instanceof Ref,
   encode: (r) => ({ address: (r as Ref).address, path: (r as Ref).path }),
   decode: (d) => new Ref(d.address, d.path),

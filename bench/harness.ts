@@ -119,3 +119,41 @@ export function latencyHistogram(title: string, valuesUs: readonly number[]): st
 
 /** True when the latency benches should print their histograms (to stderr). */
 export const wantsHistogram = (): boolean => process.env.SHARDKIT_BENCH_HISTOGRAM === "1";
+
+/** One timed run of one-way messages: rate at the receiver, CPU per message on each side. */
+export interface StreamRun {
+  readonly rate: number;
+  readonly receiverNs: number;
+  readonly senderNs: number;
+}
+
+/**
+ * Reports `throughputMetric`, `<cpuPrefix>.receiver.cpu.ns` and `<cpuPrefix>.sender.cpu.ns`
+ * as the medians of `runs` (the remote and remote-floor groups).
+ */
+export function reportStreamRuns(
+  throughputMetric: string,
+  cpuPrefix: string,
+  runs: readonly StreamRun[],
+  runMs: number,
+  report: (m: Metric) => void,
+): void {
+  report({
+    metric: throughputMetric,
+    value: median(runs.map((r) => r.rate)),
+    unit: "msg/s",
+    note: `~100 B msgs, ${runMs} ms runs, at the receiver`,
+  });
+  report({
+    metric: `${cpuPrefix}.receiver.cpu.ns`,
+    value: median(runs.map((r) => r.receiverNs)),
+    unit: "ns/msg",
+    note: "receiver process CPU (user+sys) per message",
+  });
+  report({
+    metric: `${cpuPrefix}.sender.cpu.ns`,
+    value: median(runs.map((r) => r.senderNs)),
+    unit: "ns/msg",
+    note: "sender process CPU (user+sys) per message",
+  });
+}

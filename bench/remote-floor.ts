@@ -19,7 +19,7 @@ import { createConnection, createServer, type Socket } from "node:net";
 import { Packr, Unpackr } from "msgpackr";
 import { MSGPACKR_OPTIONS } from "../src/protocol/msgpack-serializer.js";
 import { type Child, kill, spawnNode, waitFor } from "../test/support/child-process.js";
-import { type BenchGroup, median } from "./harness.js";
+import { type BenchGroup, reportStreamRuns, type StreamRun } from "./harness.js";
 
 const CHILD_ENV = "SHARDKIT_BENCH_FLOOR_CHILD";
 const PAYLOAD = "x".repeat(80);
@@ -86,11 +86,7 @@ function childMain(): void {
 
 // ------------------------------------------------------------------ sender (this process)
 
-interface FloorResult {
-  readonly rate: number;
-  readonly receiverNs: number;
-  readonly senderNs: number;
-}
+type FloorResult = StreamRun;
 
 async function run(child: Child, socket: Socket, packr: Packr): Promise<FloorResult> {
   const seen = child.events.length;
@@ -144,24 +140,7 @@ export const remoteFloorGroup: BenchGroup = {
       await run(child, socket, packr); // warm-up
       const runs: FloorResult[] = [];
       for (let i = 0; i < RUNS; i++) runs.push(await run(child, socket, packr));
-      report({
-        metric: "remote.floor.msgpackr.throughput",
-        value: median(runs.map((r) => r.rate)),
-        unit: "msg/s",
-        note: `~100 B msgs, ${RUN_MS} ms runs, at the receiver`,
-      });
-      report({
-        metric: "remote.floor.receiver.cpu.ns",
-        value: median(runs.map((r) => r.receiverNs)),
-        unit: "ns/msg",
-        note: "receiver process CPU (user+sys) per message",
-      });
-      report({
-        metric: "remote.floor.sender.cpu.ns",
-        value: median(runs.map((r) => r.senderNs)),
-        unit: "ns/msg",
-        note: "sender process CPU (user+sys) per message",
-      });
+      reportStreamRuns("remote.floor.msgpackr.throughput", "remote.floor", runs, RUN_MS, report);
     } finally {
       socket.destroy();
       await kill(child);

@@ -32,7 +32,15 @@ import { type ActorRef, ActorSystem, ask, Behaviors } from "../src/actor/index.j
 import { Remoting } from "../src/cluster/remoting/index.js";
 import { createNodeRuntime, TcpTransport } from "../src/runtime/node/index.js";
 import { type Child, kill, request, spawnNode, waitFor } from "../test/support/child-process.js";
-import { type BenchGroup, median, percentile, repeat, wants } from "./harness.js";
+import {
+  type BenchGroup,
+  median,
+  percentile,
+  repeat,
+  reportStreamRuns,
+  type StreamRun,
+  wants,
+} from "./harness.js";
 
 const CHILD_ENV = "SHARDKIT_BENCH_REMOTE_CHILD";
 const PAYLOAD = "x".repeat(80);
@@ -175,11 +183,7 @@ async function startSender(): Promise<{ system: ActorSystem; remoting: Remoting 
 }
 
 /** msg/s at the receiver, and CPU ns per message of the receiver and of this process. */
-interface TellResult {
-  readonly rate: number;
-  readonly receiverNs: number;
-  readonly senderNs: number;
-}
+type TellResult = StreamRun;
 
 async function tellRun(sink: ActorRef<SinkMsg>): Promise<TellResult> {
   const opts = { timeoutMs: ASK_TIMEOUT_MS };
@@ -274,24 +278,7 @@ export const remoteGroup: BenchGroup = {
           await tellRun(sink); // warm-up
           const measured: TellResult[] = [];
           for (let i = 0; i < TELL_RUNS; i++) measured.push(await tellRun(sink));
-          report({
-            metric: "remote.tell.throughput",
-            value: median(measured.map((r) => r.rate)),
-            unit: "msg/s",
-            note: `~100 B msgs, ${TELL_RUN_MS} ms runs, at the receiver`,
-          });
-          report({
-            metric: "remote.tell.receiver.cpu.ns",
-            value: median(measured.map((r) => r.receiverNs)),
-            unit: "ns/msg",
-            note: "receiver process CPU (user+sys) per message",
-          });
-          report({
-            metric: "remote.tell.sender.cpu.ns",
-            value: median(measured.map((r) => r.senderNs)),
-            unit: "ns/msg",
-            note: "sender process CPU (user+sys) per message",
-          });
+          reportStreamRuns("remote.tell.throughput", "remote.tell", measured, TELL_RUN_MS, report);
         }
         if (wants("remote.ask.p")) {
           const lat = await askLatencies(echo);

@@ -325,7 +325,7 @@ export class NodeMetrics implements Disposable {
         // a removed member's series stay removed (reconnect attempts to it are not news)
         if (this.removed.has(member)) return;
         if (e.type === "established") assocUp.labels({ member }).set(1);
-        else {
+        else if (e.type === "failed") {
           assocUp.labels({ member }).set(0);
           reconnects.labels({ member, cause: e.failure.cause }).inc();
         }

@@ -146,7 +146,12 @@ describe.each(SEEDS)("remoting in the simulator (seed %i)", (seed) => {
     expect(terminatedAt - cutAt).toBeLessThan(10_000);
     expect(a.remoting.stats.quarantines).toBe(1);
     c.network.heal();
-    // the quarantined incarnation can never talk to a again: its handshakes are refused
+    // the quarantined incarnation can never talk to a again: its handshakes are refused,
+    // and b learns who refused it (its cluster may act on it: quarantined-by)
+    const refusedBy: string[] = [];
+    b.remoting.onAssociationEvent((e) => {
+      if (e.type === "quarantined-by") refusedBy.push(`${e.hostPort} ${e.host}:${e.port}#${e.uid}`);
+    });
     const sink: number[] = [];
     a.system.spawn(
       Behaviors.receiveMessage<number>((x) => void sink.push(x)),
@@ -156,6 +161,8 @@ describe.each(SEEDS)("remoting in the simulator (seed %i)", (seed) => {
     await c.world.advance(5_000);
     expect(sink).toEqual([]);
     expect(a.remoting.stats.handshakeRejectsSent).toBeGreaterThan(0);
+    expect(refusedBy.length).toBeGreaterThan(0);
+    expect(new Set(refusedBy)).toEqual(new Set([`a:2552 a:2552#${a.remoting.localUid}`]));
   });
 
   it("a crashed and restarted peer (same address, new uid) is a new incarnation", async () => {

@@ -419,10 +419,13 @@ describe.each(simSeeds(BIASED_SEEDS))(
   },
 );
 
-// S20 with shard leases. Seed 616 fails S20 with and without leases in the same way (an
-// entity that does not answer after the faults: liveness, no oracle violation); it is
-// analysed with the no-lease fail-over work (docs/cluster.md, "Known issue").
-const LEASE_SEEDS = [1, 2, 3, 6, 692];
+// S20 with shard leases. Seed 1001: a pause of b ended just after a partition {a,e} |
+// {b,c} began, so c decided on a's stale record about b and downed a, b and e as
+// indirectly connected, while a and e downed c: two clusters, {c} and {a,e}, that never
+// merged (no oracle violation: the leases held; the cluster did not settle). Fixed: a
+// member refused as quarantined by a live member of its own view downs itself
+// (docs/cluster.md, "Quarantined by a member"); a and e stop, restart and join c.
+const LEASE_SEEDS = [1, 2, 3, 6, 692, 1001];
 
 describe.each(simSeeds(LEASE_SEEDS))(
   "sharding with leases under random faults (seed %i)",

@@ -189,6 +189,13 @@ export class Cluster {
     const c = new Cluster(system, remoting, options, seeds);
     for (let kind = MembershipKind.Gossip; kind <= MembershipKind.ExitingConfirmed; kind++)
       remoting.registerControlHandler(kind, (peer, payload) => c.onControl(kind, peer, payload));
+    c.quarantineListener = remoting.onAssociationEvent((e) => {
+      if (e.type !== "quarantined-by" || c.stopped) return;
+      const uid = Number(e.uid);
+      if (!Number.isSafeInteger(uid)) return;
+      const node = uniqueAddressOf(addressOf("shardkit", system.name, e.host, e.port), uid);
+      c.driver.feed({ type: "quarantined-by", node });
+    });
     c.startPeriodicTasks();
     if (seeds.length > 0) {
       c.startJoinDiagnostics(seeds);
@@ -288,6 +295,7 @@ export class Cluster {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
+    this.quarantineListener?.dispose();
     for (const t of this.timers) t.dispose();
     for (const t of this.seedTimers.values()) t.dispose();
     this.stopJoinDiagnostics();
@@ -300,6 +308,8 @@ export class Cluster {
   private readonly joinFailures = new Map<string, AssociationFailure>();
   private readonly joinConnected = new Set<string>();
   private joinListener: Disposable | undefined;
+  /** Feeds `quarantined-by` association events to the machine. */
+  private quarantineListener: Disposable | undefined;
   private joinDiagnosticsTimer: Disposable | undefined;
   private joinStartedAt = 0;
 
@@ -326,7 +336,7 @@ export class Cluster {
       if (e.type === "failed") {
         this.joinFailures.set(e.hostPort, e.failure);
         this.joinConnected.delete(e.hostPort);
-      } else {
+      } else if (e.type === "established") {
         this.joinFailures.delete(e.hostPort);
         this.joinConnected.add(e.hostPort);
       }

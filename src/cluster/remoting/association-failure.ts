@@ -36,7 +36,19 @@ export interface AssociationFailure {
 /** What remoting reports to association listeners. */
 export type AssociationEvent =
   | { readonly type: "failed"; readonly hostPort: string; readonly failure: AssociationFailure }
-  | { readonly type: "established"; readonly hostPort: string };
+  | { readonly type: "established"; readonly hostPort: string }
+  /**
+   * The incarnation `host:port#uid` refused a handshake with this node because it
+   * quarantined this node's incarnation (on either side's connection). The cluster
+   * reacts (docs/cluster.md, "Quarantined by a member").
+   */
+  | {
+      readonly type: "quarantined-by";
+      readonly hostPort: string;
+      readonly host: string;
+      readonly port: number;
+      readonly uid: bigint;
+    };
 
 export type AssociationListener = (event: AssociationEvent) => void;
 

@@ -47,7 +47,7 @@ import {
 } from "../../protocol/handshake-check.js";
 import { decodeSystemMessage, encodeSystemAck } from "../../protocol/system-message.js";
 import { UserEnvelopeReader, type UserEnvelopeView } from "../../protocol/user-envelope-reader.js";
-import type { RemotingContext } from "./remoting-context.js";
+import { quarantinedBy, type RemotingContext } from "./remoting-context.js";
 import { formatNode, parseNode, type WireNode } from "./wire-path.js";
 
 /** What a frame adds to its payload on the wire (the byte counts of remoting.stats). */
@@ -239,6 +239,7 @@ export class InboundConnection {
   private onRefused(payload: Uint8Array): void {
     const r = decodeHandshakeReject(payload);
     this.host.stats.handshakeRejectsReceived++;
+    if (r.ok) quarantinedBy(this.host, r.value);
     this.host.badInput(
       "peer refused the handshake",
       this.remoteLabel,

@@ -47,7 +47,7 @@ import {
   connectFailureOf,
   handshakeFailureOf,
 } from "./association-failure.js";
-import type { RemotingContext } from "./remoting-context.js";
+import { quarantinedBy, type RemotingContext } from "./remoting-context.js";
 import type { WireNode } from "./wire-path.js";
 
 /** Where an outbound association is (idle: nothing to send and no connection). */
@@ -280,6 +280,7 @@ export class OutboundAssociation {
         const why = r.ok ? `${r.value.reason} (by ${describePeer(r.value)})` : "malformed reject";
         this.ctx.error("peer refused the handshake", { peer: this.node.hostPort, reason: why });
         this.ctx.stats.handshakeRejectsReceived++;
+        if (r.ok) quarantinedBy(this.ctx, r.value);
         this.failed(
           r.ok
             ? handshakeFailureOf(

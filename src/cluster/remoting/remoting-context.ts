@@ -7,6 +7,7 @@ import type { LogFields } from "../../ports/logger.js";
 import type { Random } from "../../ports/random.js";
 import type { Scheduler } from "../../ports/scheduler.js";
 import type { Connection, Transport } from "../../ports/transport.js";
+import { type HandshakeReject, RejectReason } from "../../protocol/handshake.js";
 import type { HandshakePolicy } from "../../protocol/handshake-check.js";
 import type { HandshakeIdentity } from "../../protocol/handshake-proof.js";
 import type { AssociationEvent } from "./association-failure.js";
@@ -40,4 +41,17 @@ export interface RemotingContext {
   debug(message: string, fields?: LogFields): void;
   warn(message: string, fields?: LogFields): void;
   error(message: string, fields?: LogFields): void;
+}
+
+/** Reports a QUARANTINED handshake reject to the association listeners. */
+export function quarantinedBy(ctx: RemotingContext, reject: HandshakeReject): void {
+  if (reject.reason !== RejectReason.QUARANTINED) return;
+  const { host, port } = reject.address;
+  ctx.associationEvent?.({
+    type: "quarantined-by",
+    hostPort: `${host}:${port}`,
+    host,
+    port,
+    uid: reject.uid,
+  });
 }

@@ -65,6 +65,7 @@ import { onInitJoin, onJoin, onWelcome } from "./join.js";
 import { JoinAdmission } from "./join-admission.js";
 import { leaderActions, stampLocalChange } from "./leader-actions.js";
 import { type Member, withStatus } from "./member.js";
+import type { MemberStatus } from "./member-status.js";
 import { MembershipKind, type MembershipMessage } from "./membership-messages.js";
 import {
   convergence,
@@ -130,7 +131,26 @@ export type MembershipInput =
   /** The answer to `acquire-lease` (false also when the lease store failed). */
   | { readonly type: "lease-result"; readonly acquired: boolean }
   | { readonly type: "hold-removal-until-exiting-completed" }
-  | { readonly type: "exiting-completed" };
+  | { readonly type: "exiting-completed" }
+  /**
+   * Remoting: `node` refused a handshake because it quarantined this incarnation (it
+   * removed this member from its cluster). See {@link MembershipMachine.quarantinedBy}.
+   */
+  | { readonly type: "quarantined-by"; readonly node: UniqueAddress };
+
+/**
+ * Statuses of both this member and the member that quarantined it for which the
+ * quarantine downs this member (`quarantined-by`): live members of one view. Down,
+ * exiting and removed members are on their way out already.
+ */
+const QUARANTINE_DOWNS_SELF_WHILE: ReadonlySet<MemberStatus> = new Set<MemberStatus>([
+  "joining",
+  "weakly-up",
+  "up",
+  "preparing-for-shutdown",
+  "ready-for-shutdown",
+  "leaving",
+]);
 
 export type MembershipLogLevel = "debug" | "info" | "warn";
 
@@ -318,6 +338,9 @@ export class MembershipMachine {
       case "hold-removal-until-exiting-completed":
         this.holdExiting = true;
         break;
+      case "quarantined-by":
+        this.quarantinedBy(input.node);
+        break;
       case "exiting-completed":
         this.exitingCompleted();
         break;
@@ -381,6 +404,34 @@ export class MembershipMachine {
     const m = this.memberAt(host, port);
     if (m === undefined || m.status === "down") return;
     this.localChange(markAsDown(this.ms.latestGossip, m.uniqueAddress));
+  }
+
+  /**
+   * `node` refused this incarnation as quarantined: it removed this member, so its
+   * cluster goes on without this one, and the two can never talk again. When `node` is
+   * still a live member in this node's own view (joining, weakly up, up or leaving: not
+   * down, exiting or removed), two clusters that each believe they are the cluster exist
+   * side by side — a minority whose resolver has not decided yet, or an island left by
+   * a decision on a stale view (docs/cluster.md, "Known issue") — and they would never
+   * merge. This member downs itself, so its process stops and can be restarted to join
+   * the other cluster. A refusal by an incarnation this view has already downed or
+   * removed changes nothing: this side has decided against it.
+   */
+  private quarantinedBy(node: UniqueAddress): void {
+    const me = selfMember(this.ms);
+    const other = findMember(this.ms.latestGossip, node);
+    if (me === undefined || other === undefined || key(node) === key(this.self)) return;
+    if (
+      !QUARANTINE_DOWNS_SELF_WHILE.has(me.status) ||
+      !QUARANTINE_DOWNS_SELF_WHILE.has(other.status)
+    )
+      return;
+    this.log("warn", "quarantined by a member of this node's view: this member downs itself", {
+      by: key(node),
+      reason:
+        "that member removed this incarnation, so its cluster and this node's can never merge; restart this process to join again",
+    });
+    this.localChange(markAsDown(this.ms.latestGossip, this.self));
   }
 
   private changeMember(host: string, port: number, f: (m: Member) => Member | undefined): void {

@@ -1157,3 +1157,65 @@ describe("membership machine: auto-down", () => {
     ]);
   });
 });
+
+describe("membership machine: quarantined by a member", () => {
+  const by = (w: MembershipWorld, name: string): MembershipInput => ({
+    type: "quarantined-by",
+    node: w.uniqueAddressOf(name),
+  });
+
+  it("a member quarantined by a live member of its own view downs itself and stops", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    // c removed a on its side of a split (an island), a still counts c as up
+    w.partition(["a", "b"], ["c"]);
+    expect(w.feed("a", by(w, "c"))).toEqual([
+      "a: warn quarantined by a member of this node's view: this member downs itself",
+      "a: member-downed a",
+      "a: leader-changed b",
+      "a: warn removed from the cluster; stopping",
+      "a: self-removed (this member was downed)",
+    ]);
+    expect(
+      logsOf(w, "a", "quarantined by a member of this node's view: this member downs itself"),
+    ).toEqual([
+      {
+        level: "warn",
+        fields: {
+          by: uniqueAddressToString(w.uniqueAddressOf("c")),
+          reason:
+            "that member removed this incarnation, so its cluster and this node's can never merge; restart this process to join again",
+        },
+      },
+    ]);
+    expect(w.statusOf("a", "a")).toBe("down");
+    expect(w.isStopped("a")).toBe(true);
+  });
+
+  it("a refusal by a member already downed or unknown to this view, or by itself, changes nothing", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    // this side decided against c first: c's refusal is the expected answer
+    w.feed("a", { type: "down", host: "c", port: 2552 });
+    expect(w.feed("a", by(w, "c"))).toEqual([]);
+    // another incarnation of b (another uid) is not the member b of this view
+    const b = w.uniqueAddressOf("b");
+    const otherB = uniqueAddressOf(b.address, b.uid + 1);
+    expect(w.feed("a", { type: "quarantined-by", node: otherB })).toEqual([]);
+    expect(w.feed("a", by(w, "a"))).toEqual([]);
+    expect(w.statusOf("a", "a")).toBe("up");
+    expect(w.isStopped("a")).toBe(false);
+  });
+
+  it("a member that is down or exiting already, or no member yet, is not downed again", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    w.runUntil(() => w.statusOf("b", "b") === "exiting", 10_000);
+    expect(w.statusOf("b", "b")).toBe("exiting");
+    expect(w.feed("b", by(w, "a"))).toEqual([]);
+    // a node that has not joined yet has no view to defend
+    w.add("d");
+    expect(w.feed("d", by(w, "a"))).toEqual([]);
+  });
+});

@@ -118,6 +118,11 @@ export class MembershipWorld {
     return this;
   }
 
+  /** The incarnation (address and uid) of `name`. */
+  uniqueAddressOf(name: string): UniqueAddress {
+    return this.node(name).ua;
+  }
+
   machine(name: string): MembershipMachine {
     return this.node(name).machine;
   }

@@ -32,6 +32,7 @@ import {
 } from "../src/actor/index.js";
 import type { GroupCommitStats } from "../src/persistence/group-committer.js";
 import { postgresPersistence } from "../src/persistence/postgres/postgres-persistence.js";
+import { postgresTables } from "../src/persistence/postgres/postgres-schema.js";
 import { sqlitePersistence } from "../src/persistence/sqlite/sqlite-persistence.js";
 import type { Journal, JournalEvent } from "../src/ports/journal.js";
 import type { SnapshotStore } from "../src/ports/snapshot-store.js";
@@ -138,9 +139,8 @@ async function pgBench(report: Parameters<BenchGroup["run"]>[0], url: string): P
     });
   } finally {
     await p.close();
-    await pool.query(
-      `DROP TABLE IF EXISTS ${prefix}journal, ${prefix}journal_deleted, ${prefix}snapshot`,
-    );
+    // every table the schema creates (the fence table too)
+    await pool.query(`DROP TABLE IF EXISTS ${Object.values(postgresTables(prefix)).join(", ")}`);
     await pool.end();
   }
 }

@@ -67,7 +67,7 @@ import {
 import { ClusterNode, ClusterSharding, type EntityRef, EntityTypeKey } from "../src/api/index.js";
 import type { GroupCommitStats } from "../src/persistence/group-committer.js";
 import { postgresPersistence } from "../src/persistence/postgres/postgres-persistence.js";
-import { migratePostgres } from "../src/persistence/postgres/postgres-schema.js";
+import { migratePostgres, postgresTables } from "../src/persistence/postgres/postgres-schema.js";
 import { sqlitePersistence } from "../src/persistence/sqlite/sqlite-persistence.js";
 import type { SqliteSettings } from "../src/persistence/sqlite/sqlite-settings.js";
 import type { Journal } from "../src/ports/journal.js";
@@ -636,10 +636,8 @@ export const proxyGroup: BenchGroup = {
             profDir === undefined ? undefined : join(profDir, "member-persisted-pg-c64.cpuprofile"),
           );
         } finally {
-          const t = tablePrefix;
-          await pool.query(
-            `DROP TABLE IF EXISTS ${t}journal, ${t}journal_deleted, ${t}snapshot, ${t}fence`,
-          );
+          const tables = Object.values(postgresTables(tablePrefix)).join(", ");
+          await pool.query(`DROP TABLE IF EXISTS ${tables}`);
           await pool.end();
         }
       }

@@ -154,6 +154,44 @@ class FaultyCluster {
       .map(([n, p]) => [n, p.node]);
   }
 
+  /**
+   * The running members grouped by cluster: two processes are in one cluster when one
+   * has the other's current incarnation among its members. Largest first (ties: by the
+   * first name).
+   */
+  islands(): string[][] {
+    const up = this.upNodes();
+    const uidOf = new Map(up.map(([n, node]) => [n, node.cluster.selfMember?.uniqueAddress.uid]));
+    const root = new Map(up.map(([n]) => [n, n]));
+    const find = (n: string): string => {
+      const r = root.get(n) as string;
+      return r === n ? n : find(r);
+    };
+    for (const [n, node] of up)
+      for (const m of node.cluster.state.members) {
+        const other = m.uniqueAddress.address.host;
+        if (other !== n && uidOf.get(other) === m.uniqueAddress.uid) root.set(find(other), find(n));
+      }
+    const groups = new Map<string, string[]>();
+    for (const [n] of up) groups.set(find(n), [...(groups.get(find(n)) ?? []), n]);
+    return [...groups.values()]
+      .map((g) => g.sort())
+      .sort((x, y) => y.length - x.length || (x[0] as string).localeCompare(y[0] as string));
+  }
+
+  /** Each process's own status and its view of the members, for failure messages. */
+  views(): string {
+    return [...this.procs]
+      .map(([n, p]) => {
+        if (p.crashed || p.node.system.isTerminated) return `${p.runtime}: gone`;
+        const ms = p.node.cluster.state.members.map(
+          (m) => `${m.uniqueAddress.address.host}#${m.uniqueAddress.uid % 1000}=${m.status}`,
+        );
+        return `${p.runtime} (${n}#${(p.node.cluster.selfMember?.uniqueAddress.uid ?? 0) % 1000}): ${ms.join(" ")}`;
+      })
+      .join("; ");
+  }
+
   /** Names whose process is gone (crashed, or stopped after being downed or leaving). */
   deadNames(): string[] {
     return [...this.procs]
@@ -366,6 +404,18 @@ async function runS20(seed: number, biased: boolean, leases = false): Promise<{ 
     // processes restarted since only try to join the others (their seed nodes do not
     // list themselves), so none would ever form a cluster (seeds 12 and 14). Restart one
     // as the first of a new cluster, as an operator would.
+    // Two clusters side by side (islands): a partition decided on a stale view can leave
+    // each side with a cluster that removed the other's members (docs/cluster.md, "Known
+    // issue"; seed 254: {a,c,e} and {b,d}). Neither ever merges back; with leases the
+    // oracle holds, but part of the shards wait on leases held in the other island. An
+    // operator restarts the smaller island's processes, and so does the scenario.
+    if (round > 0) {
+      const islands = c.islands();
+      for (const island of islands.slice(1)) {
+        note(`restart ${island.join(",")} (end, island next to ${islands[0]?.join(",")})`);
+        for (const n of island) await c.crash(n);
+      }
+    }
     if (c.upNodes().length === 0 && c.deadNames().length === 0) {
       note(`restart ${NAMES[0]} (end, first: no member left)`);
       await c.restart(NAMES[0] as string, true);
@@ -387,7 +437,7 @@ async function runS20(seed: number, biased: boolean, leases = false): Promise<{ 
   }
   c.armed = undefined;
   const where = `[sim ${world.describe()}] ${biased ? "biased, " : ""}${leases ? "leases, " : ""}faults: ${c.log.join("; ")}; replay: ${replayCommand(seed, FILE)}`;
-  expect(settled, `${where}: the cluster did not settle`).toBe(true);
+  expect(settled, `${where}: the cluster did not settle; views: ${c.views()}`).toBe(true);
   const [, asker] = c.upNodes()[0] as [string, ClusterNode];
   for (const id of ids) {
     const r = await totalOfEventually(world, asker, id, 8);
@@ -425,7 +475,11 @@ describe.each(simSeeds(BIASED_SEEDS))(
 // merged (no oracle violation: the leases held; the cluster did not settle). Fixed: a
 // member refused as quarantined by a live member of its own view downs itself
 // (docs/cluster.md, "Quarantined by a member"); a and e stop, restart and join c.
-const LEASE_SEEDS = [1, 2, 3, 6, 692, 1001];
+// Seed 231: a coordinator started while b was cut off did not wait for b's report and
+// gave b's shards new homes, which then waited for the leases b kept renewing (fixed: a
+// region that reports a leased shard placed elsewhere is told to stop it). Seed 254: two
+// islands, {a,c,e} and {b,d}, each removed the other's members (the island restart).
+const LEASE_SEEDS = [1, 2, 3, 6, 692, 1001, 231, 254];
 
 describe.each(simSeeds(LEASE_SEEDS))(
   "sharding with leases under random faults (seed %i)",

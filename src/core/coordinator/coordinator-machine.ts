@@ -496,7 +496,14 @@ export class CoordinatorMachine {
     this.maybeCompleteRecovery();
   }
 
-  /** Regions recovery adopts reported shards; otherwise disagreements are only logged. */
+  /**
+   * Regions recovery adopts reported shards. A reported shard placed elsewhere (or, outside
+   * recovery, nowhere) is logged; with leased shards the region is also told to stop it
+   * (a HandOff with MOVED_AWAY_HAND_OFF_ID, repeated like the shards moved away from an
+   * unreachable member until it answers): a coordinator that started while the region's
+   * member was unreachable did not wait for its report (regions recovery) and may have
+   * given those shards new homes, which wait for leases the region still renews.
+   */
   private onHostedShards(region: RegionId, hosted: readonly ShardId[]): void {
     const elsewhere: ShardId[] = [];
     for (const shard of hosted) {
@@ -506,13 +513,22 @@ export class CoordinatorMachine {
         this.enqueue({ type: "shard-home-allocated", shard, region }, false);
       else elsewhere.push(shard);
     }
-    if (elsewhere.length > 0)
-      this.log(
-        this.recovering ? "error" : "warn",
-        "hosted-shards-mismatch",
-        `region ${region} reports ${elsewhere.length} shard(s) the coordinator places elsewhere`,
-        { region, shards: elsewhere.slice(0, 20) },
-      );
+    if (elsewhere.length === 0) return;
+    const leased = this.settings.shardsLeased;
+    this.log(
+      this.recovering ? "error" : "warn",
+      "hosted-shards-mismatch",
+      `region ${region} reports ${elsewhere.length} shard(s) the coordinator places elsewhere${leased ? "; told to stop them" : ""}`,
+      { region, shards: elsewhere.slice(0, 20) },
+    );
+    if (!leased) return;
+    const moved = this.movedAway.get(region) ?? new Set<ShardId>();
+    this.movedAway.set(region, moved);
+    for (const shard of elsewhere) {
+      if (moved.has(shard)) continue;
+      moved.add(shard);
+      this.send(region, { type: "hand-off", shard, handOffId: MOVED_AWAY_HAND_OFF_ID });
+    }
   }
 
   private maybeOpenAllocation(): void {

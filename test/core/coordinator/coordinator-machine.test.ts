@@ -267,7 +267,7 @@ describe("CoordinatorMachine logs", () => {
       "hosted-shards-mismatch",
     );
     expect(mismatch).toMatchObject({
-      message: "region B reports 25 shard(s) the coordinator places elsewhere",
+      message: "region B reports 25 shard(s) the coordinator places elsewhere; told to stop them",
       fields: { region: "B", shards: shards.slice(0, 20) },
     });
     for (const s of shards) d.feed({ type: "get-shard-home", shard: s, from: "B" });

@@ -489,3 +489,17 @@ describe.each(simSeeds(LEASE_SEEDS))(
     }, 60_000);
   },
 );
+
+// S20w with shard leases: the faults timed at hand-offs, passivations and coordinator
+// moves, with the leases and fencing of S20L. Sweep with --filter S20wL.
+const BIASED_LEASE_SEEDS = [3, 5];
+
+describe.each(simSeeds(BIASED_LEASE_SEEDS))(
+  "sharding with leases under faults timed at the windows (seed %i)",
+  (seed) => {
+    it("S20wL: with shard leases, faults timed at the windows: never two incarnations, never two homes, no stale write", async () => {
+      const { fired } = await runS20(seed, true, true);
+      expect(fired, "triggers fired at lifecycle windows").toBeGreaterThan(0);
+    }, 60_000);
+  },
+);

@@ -4,7 +4,7 @@
  * Callers validate field ranges before writing; the writer asserts them.
  */
 import { assert } from "../base/assert.js";
-import { utf8Encode } from "./utf8.js";
+import { utf8ByteLength, utf8EncodeInto } from "./utf8.js";
 
 const INITIAL_CAPACITY_BYTES = 128;
 const U16_MAX = 0xffff;
@@ -59,8 +59,10 @@ export class ByteWriter {
 
   /** A UTF-8 string prefixed by its u16 byte length. */
   str16(text: string): this {
-    const b = utf8Encode(text);
-    return this.u16(b.length).bytes(b);
+    const n = utf8ByteLength(text);
+    this.u16(n).room(n);
+    this.len += utf8EncodeInto(text, this.buf.subarray(this.len, this.len + n));
+    return this;
   }
 
   /** The bytes written so far (a view; the writer must not be used afterwards). */

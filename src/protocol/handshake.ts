@@ -31,7 +31,7 @@ import { assert } from "../base/assert.js";
 import { type ByteReader, decodeWith } from "./byte-reader.js";
 import { ByteWriter } from "./byte-writer.js";
 import { type DecodeResult, PayloadErrorCode } from "./decode-result.js";
-import { utf8Encode } from "./utf8.js";
+import { utf8ByteLength } from "./utf8.js";
 
 /** The four bytes that open every handshake payload: ASCII "SKIT". */
 export const HANDSHAKE_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x53, 0x4b, 0x49, 0x54);
@@ -128,9 +128,9 @@ export function describePeer(p: { systemName: string; address: NodeAddress; uid:
 }
 
 function assertIdentity(p: HandshakeHello | HandshakeReject): void {
-  const nameBytes = utf8Encode(p.systemName).length;
+  const nameBytes = utf8ByteLength(p.systemName);
   assert(nameBytes >= 1 && nameBytes <= SYSTEM_NAME_BYTES_MAX, "systemName must be 1..255 bytes");
-  const hostBytes = utf8Encode(p.address.host).length;
+  const hostBytes = utf8ByteLength(p.address.host);
   assert(hostBytes >= 1 && hostBytes <= HOST_BYTES_MAX, "host must be 1..255 bytes");
   assert(isPort(p.address.port), `port out of range: ${p.address.port}`);
   assert(p.uid >= UID_MIN && p.uid <= UID_MAX, `uid out of i64 range: ${p.uid}`);

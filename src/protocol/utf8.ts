@@ -12,6 +12,14 @@ export function utf8Encode(text: string): Uint8Array {
   return encoder.encode(text);
 }
 
+/**
+ * Writes the UTF-8 bytes of `text` into `target` (which must hold
+ * `utf8ByteLength(text)` bytes) without allocating; returns the number written.
+ */
+export function utf8EncodeInto(text: string, target: Uint8Array): number {
+  return encoder.encodeInto(text, target).written;
+}
+
 /** Decodes UTF-8; returns undefined when the bytes are not valid UTF-8. */
 export function utf8Decode(bytes: Uint8Array): string | undefined {
   try {

@@ -51,6 +51,9 @@ import { quarantinedBy, type RemotingContext } from "./remoting-context.js";
 import type { WireNode } from "./wire-path.js";
 
 /** Where an outbound association is (idle: nothing to send and no connection). */
+/** First frame buffer of an outbound association (grows, see FrameWriter). */
+const OUTBOUND_BUFFER_SIZE_INITIAL_BYTES = 4096;
+
 export type AssociationState = "idle" | "connecting" | "handshaking" | "active" | "backoff";
 
 /** Every state, in lifecycle order (the metrics show each). */
@@ -91,7 +94,13 @@ export class OutboundAssociation {
     readonly node: WireNode,
   ) {
     this.system = new SystemMessageSender(ctx.settings.systemMessageBufferMax);
-    this.writer = new FrameWriter({ frameSizeMaxBytes: ctx.settings.frameSizeMaxBytes });
+    // Small first buffer: every association starts with a handshake of about 100 bytes,
+    // and many (heartbeats, gossip) never send more than a few KiB at once; a bulk
+    // sender's later batches are sized from the last one (FrameWriter).
+    this.writer = new FrameWriter({
+      frameSizeMaxBytes: ctx.settings.frameSizeMaxBytes,
+      bufferSizeInitialBytes: OUTBOUND_BUFFER_SIZE_INITIAL_BYTES,
+    });
   }
 
   get isActive(): boolean {

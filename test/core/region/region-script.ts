@@ -13,7 +13,8 @@
  * free words; a message is `entity:payload` (`entity:payload@sender` with a sender).
  * `from=` defaults to the coordinator the region currently knows.
  *
- * Setup (silent): `config key=value...` (new machine; `proxy=true` for a proxy, any
+ * Setup (silent): `config key=value...` (new machine; `proxy=true` for a proxy,
+ * `role=` (default `worker`) and `coordinatorRole=` (default: none given), any
  * RegionSettings key), `verbose on|off` (print log texts and debug logs).
  * Inputs (print the outputs, `ok` when none):
  *   start                       coordinator <C|->              ack [from=C]
@@ -62,14 +63,23 @@ export interface RegionWorld {
   shards: Map<string, boolean>;
 }
 
-function build(proxy: boolean, settings: Partial<RegionSettings>): RegionMachine<string> {
+interface Roles {
+  readonly role: string;
+  readonly coordinatorRole?: string;
+}
+
+function build(
+  proxy: boolean,
+  settings: Partial<RegionSettings>,
+  roles: Roles = { role: "worker" },
+): RegionMachine<string> {
   return new RegionMachine<string>({
     self: proxy ? "P" : "A",
     member: proxy ? "p" : "a",
     typeName: "Cart",
-    role: "worker",
     proxy,
     settings,
+    ...roles,
   });
 }
 
@@ -242,13 +252,16 @@ function show(w: RegionWorld): string[] {
 function configure(w: RegionWorld, args: Args): undefined {
   const settings: Record<string, number> = {};
   let proxy = false;
+  let roles: Roles = { role: "worker" };
   for (const [k, v] of args.kv) {
     if (k === "proxy") proxy = v === "true";
+    else if (k === "role") roles = { ...roles, role: v };
+    else if (k === "coordinatorRole") roles = { ...roles, coordinatorRole: v };
     else settings[k] = Number(v);
   }
   w.proxy = proxy;
   w.self = proxy ? "P" : "A";
-  w.machine = build(proxy, settings as Partial<RegionSettings>);
+  w.machine = build(proxy, settings as Partial<RegionSettings>, roles);
   w.timers.clear();
   w.shards.clear();
   return undefined;

@@ -49,6 +49,17 @@ describe("region settings", () => {
     ).toThrow(/registrationRetryMinMs/);
   });
 
+  it("accepts a registration minimum equal to the interval; above it, says the bound", () => {
+    expect(
+      resolveRegionSettings({ registrationRetryMinMs: 2_000, retryIntervalMs: 2_000 }),
+    ).toMatchObject({ registrationRetryMinMs: 2_000, retryIntervalMs: 2_000 });
+    expect(() =>
+      resolveRegionSettings({ registrationRetryMinMs: 2_001, retryIntervalMs: 2_000 }),
+    ).toThrow(
+      "invalid setting region.registrationRetryMinMs=2001: expected a duration in milliseconds <= retryIntervalMs (2000)",
+    );
+  });
+
   it("backs off registration from the minimum, doubling, capped at retryIntervalMs", () => {
     const delays = [0, 1, 2, 3, 4, 5, 6, 100].map((n) =>
       registrationDelayMs(DEFAULT_REGION_SETTINGS, n),
@@ -112,12 +123,50 @@ describe("RegionMachine", () => {
   it("refuses inputs before start (a driver bug)", () => {
     const m = new RegionMachine<string>({ self: "A", member: "a", typeName: "T" });
     expect(() => m.handle({ type: "deliver", shard: "1", entityId: "e", message: "m" }, 0)).toThrow(
-      AssertionError,
+      new AssertionError('region input "deliver" before "start"'),
     );
     expect(m.handle({ type: "start" }, 0)).toEqual([
       { type: "start-timer", key: "register", delayMs: 100 },
     ]);
-    expect(() => m.handle({ type: "start" }, 0)).toThrow(AssertionError);
+    expect(() => m.handle({ type: "start" }, 0)).toThrow(
+      new AssertionError("region started twice"),
+    );
+  });
+
+  it("refuses an input or coordinator message of unknown type (an untyped driver's bug)", () => {
+    const m = new RegionMachine<string>({ self: "A", member: "a", typeName: "T" });
+    m.handle({ type: "start" }, 0);
+    expect(() => m.handle({ type: "bogus" } as never, 0)).toThrow(
+      new AssertionError('unexpected region input: {"type":"bogus"}'),
+    );
+    const message = { type: "bogus" } as never;
+    expect(() => m.handle({ type: "coordinator-message", from: "C1", message }, 0)).toThrow(
+      new AssertionError('unexpected coordinator message: {"type":"bogus"}'),
+    );
+  });
+
+  it("is a region, not a proxy, unless configured as one", () => {
+    const m = new RegionMachine<string>({ self: "A", member: "a", typeName: "T" });
+    m.handle({ type: "start" }, 0);
+    expect(m.handle({ type: "coordinator-changed", coordinator: "C1" }, 0)).toContainEqual({
+      type: "send-to-coordinator",
+      coordinator: "C1",
+      message: { type: "register", region: "A", member: "a", hostedShards: [] },
+    });
+    m.handle(
+      {
+        type: "coordinator-message",
+        from: "C1",
+        message: { type: "register-ack", coordinator: "C1" },
+      },
+      0,
+    );
+    expect(
+      m.handle(
+        { type: "coordinator-message", from: "C1", message: { type: "host-shard", shard: "1" } },
+        0,
+      ),
+    ).toEqual([{ type: "start-shard", shard: "1" }]);
   });
 
   it("validates its settings", () => {

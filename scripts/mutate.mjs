@@ -89,6 +89,15 @@ for (const [i, n] of names.entries()) {
     process.exit(2);
   }
 }
+/** "x/@(a|b).ts" -> ["x/a.ts", "x/b.ts"] (each extglob group in turn). */
+function expandAlternatives(pattern) {
+  const m = /@\(([^()]*)\)/.exec(pattern);
+  if (m === null) return [pattern];
+  const head = pattern.slice(0, m.index);
+  const tail = pattern.slice(m.index + m[0].length);
+  return m[1].split("|").flatMap((alt) => expandAlternatives(`${head}${alt}${tail}`));
+}
+
 const selected = names.length > 0 ? names : Object.keys(FOLDERS);
 let failed = 0;
 for (const name of selected) {
@@ -96,7 +105,8 @@ for (const name of selected) {
   console.log(`\n=== mutate ${name}: ${mutate}`);
   const env = { ...process.env, SHARDKIT_MUTATE_FOLDER: name };
   if (narrowCheck) {
-    const include = FOLDERS[name].map((p) => p.replace(/:\d+-\d+$/, ""));
+    // TypeScript's include knows no extglob: "@(a|b).ts" becomes "a.ts" and "b.ts"
+    const include = FOLDERS[name].flatMap((p) => expandAlternatives(p.replace(/:\d+-\d+$/, "")));
     const tsconfig = { extends: "./tsconfig.json", include };
     // one file per name, so that runs side by side do not share it (the root: Stryker
     // copies the project into its sandbox, but not reports/)

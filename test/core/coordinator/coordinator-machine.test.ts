@@ -439,3 +439,93 @@ describe("coordinator settings and helpers", () => {
     expect(new Set(homes).size).toBeGreaterThan(1);
   });
 });
+
+describe("CoordinatorMachine queries", () => {
+  it("reports the hand-offs in progress: count, attempt id per shard, and reason", () => {
+    const d = new Driver({ strategy: pinned({ s: "A", t: "B" }, [["s"]]) });
+    d.setup(["a", "b"]);
+    d.feed({ type: "get-shard-home", shard: "s", from: "A" });
+    d.feed({ type: "get-shard-home", shard: "t", from: "A" });
+    expect(d.machine.handOffCount).toBe(0);
+    expect(d.machine.handOffIdOf("s")).toBeUndefined();
+    expect(d.machine.handOffsInProgress()).toEqual([]);
+    const id = handOffIdOf(d.sends(d.feed({ type: "rebalance-tick" }), "begin-hand-off"));
+    const shutdown = d.sends(
+      d.feed({ type: "graceful-shutdown-req", region: "B" }),
+      "begin-hand-off",
+    );
+    const id2 = handOffIdOf(shutdown);
+    expect(id2).not.toBe(id);
+    expect(d.machine.handOffCount).toBe(2);
+    expect(d.machine.handOffIdOf("s")).toBe(id);
+    expect(d.machine.handOffIdOf("t")).toBe(id2);
+    expect(d.machine.handOffIdOf("u")).toBeUndefined();
+    expect(d.machine.handOffsInProgress()).toEqual([
+      { id, shard: "s", reason: "rebalance" },
+      { id: id2, shard: "t", reason: "shutdown" },
+    ]);
+    // the view lists them without the acks still missing, and marks the shutting-down region
+    const v = d.machine.view();
+    expect(v.handOffs).toEqual([
+      { id, shard: "s", owner: "A", reason: "rebalance", startedAtMs: 0, phase: "begin" },
+      { id: id2, shard: "t", owner: "B", reason: "shutdown", startedAtMs: 0, phase: "begin" },
+    ]);
+    expect(v.regions).toEqual([
+      { region: "A", member: "a", shards: ["s"], shuttingDown: false },
+      { region: "B", member: "b", shards: ["t"], shuttingDown: true },
+    ]);
+    expect(d.machine.durableHomeOf("t")).toBe("B");
+    expect(d.machine.durableHomeOf("u")).toBeUndefined();
+  });
+
+  it("the view's counters, flags and pending events are copies of the machine's", () => {
+    const d = new Driver({ settings: { minNrOfMembers: 2, waitingShardsMax: 1 } });
+    d.autoPersist = false;
+    d.feed({ type: "membership", members: [member("a"), member("b")] });
+    d.feed({ type: "register", region: "A", member: "a", hostedShards: [] });
+    d.feed({ type: "register", region: "B", member: "b", hostedShards: [] });
+    const before = d.machine.view();
+    expect(before).toMatchObject({
+      pendingEvents: 2,
+      persistFailing: false,
+      allocationOpen: true,
+      recovering: false,
+      proxies: [],
+      waitingShards: [],
+      unallocatedShards: [],
+    });
+    d.feed({ type: "persist-failed", batchId: 1, reason: "down" });
+    d.feed({ type: "get-shard-home", shard: "1", from: "A" });
+    d.feed({ type: "get-shard-home", shard: "2", from: "A" });
+    const after = d.machine.view();
+    expect(after).toMatchObject({ persistFailing: true, waitingShards: ["1"] });
+    expect(after.stats).toEqual({
+      droppedRequests: 1,
+      persistFailures: 1,
+      handOffTimeouts: 0,
+      handOffsCompleted: 0,
+      shardsMovedFromUnreachable: 0,
+    });
+    expect(before.stats.droppedRequests).toBe(0);
+  });
+
+  it("recovers from a snapshot alone (no events), and starts empty in regions mode", () => {
+    const d = new Driver();
+    d.setup(["a"]);
+    d.feed({ type: "get-shard-home", shard: "1", from: "A" });
+    const snapshot = d.machine.durableSnapshot();
+    const recovered = new CoordinatorMachine({
+      self: "coord",
+      strategy: leastShardStrategy(),
+      recovery: { mode: "persistent", snapshot },
+    });
+    expect(recovered.durableSnapshot()).toEqual(snapshot);
+    expect(recovered.view().recovering).toBe(false);
+    const regions = new CoordinatorMachine({
+      self: "coord",
+      strategy: leastShardStrategy(),
+      recovery: { mode: "regions" },
+    });
+    expect(regions.view()).toMatchObject({ regions: [], recovering: true });
+  });
+});

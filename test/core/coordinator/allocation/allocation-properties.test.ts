@@ -15,9 +15,15 @@ import {
 import {
   leastShardAllocate,
   leastShardRebalance,
+  resolveLeastShardSettings,
 } from "../../../../src/core/coordinator/allocation/least-shard.js";
 import {
+  isGoodTimeToRebalance,
+  regionsHaveSameAppVersion,
+} from "../../../../src/core/coordinator/allocation/rebalance-gate.js";
+import {
   isDepartingStatus,
+  mostPreferredRegion,
   sortRegionsByPreference,
 } from "../../../../src/core/coordinator/allocation/region-preference.js";
 import {
@@ -501,5 +507,60 @@ describe("rebalanceClusterFactsOf", () => {
       hasUnreachableMember: true,
       hasJoiningMember: true,
     });
+  });
+});
+
+describe("departing members and the rebalance gate", () => {
+  it("leaving, exiting, down and removed members are departing; the others are not", () => {
+    const departing = MEMBER_STATUSES.filter(isDepartingStatus);
+    expect(departing).toEqual(["leaving", "exiting", "down", "removed"]);
+  });
+
+  it.each(["leaving", "exiting", "down", "removed"] as const)(
+    "a region on a %s member gets a new shard only when no other region exists",
+    (status) => {
+      const regions = build([
+        { status, appVersion: "2.0.0", size: 0 },
+        { status: "up", appVersion: "1.0.0", size: 5 },
+      ]);
+      expect(mostPreferredRegion(regions)?.regionId).toBe("r1");
+      expect(sortRegionsByPreference(regions).map((r) => r.regionId)).toEqual(["r1", "r0"]);
+    },
+  );
+
+  it("no region is no time to rebalance, although no region differs in version", () => {
+    expect(regionsHaveSameAppVersion([])).toBe(true);
+    expect(isGoodTimeToRebalance([], SETTLED_CLUSTER)).toBe(false);
+    const settings = { rebalanceThreshold: 1, maxSimultaneousRebalance: 3 };
+    expect([...thresholdRebalance([], new Set(), settings, SETTLED_CLUSTER)]).toEqual([]);
+    const limits = { absoluteLimit: 5, relativeLimit: 1 };
+    expect([...leastShardRebalance([], new Set(), limits, SETTLED_CLUSTER)]).toEqual([]);
+  });
+
+  it("the threshold rebalance compares the difference of the counts, not their sum", () => {
+    const settings = { rebalanceThreshold: 1, maxSimultaneousRebalance: 3 };
+    const even = build([
+      { status: "up", appVersion: "1.0.0", size: 2 },
+      { status: "up", appVersion: "1.0.0", size: 2 },
+    ]);
+    expect([...thresholdRebalance(even, new Set(), settings, SETTLED_CLUSTER)]).toEqual([]);
+    const uneven = build([
+      { status: "up", appVersion: "1.0.0", size: 1 },
+      { status: "up", appVersion: "1.0.0", size: 3 },
+    ]);
+    expect([...thresholdRebalance(uneven, new Set(), settings, SETTLED_CLUSTER)]).toEqual([
+      "r1-s000",
+    ]);
+  });
+
+  it("a bad relative limit names the allowed range", () => {
+    for (const relativeLimit of [0, 1.5, Number.NaN])
+      expect(() => resolveLeastShardSettings({ relativeLimit })).toThrow(
+        expect.objectContaining({
+          key: "leastShardAllocation.relativeLimit",
+          allowed: "a number in (0, 1]",
+        }),
+      );
+    expect(resolveLeastShardSettings({ relativeLimit: 1 }).relativeLimit).toBe(1);
   });
 });

@@ -12,7 +12,8 @@
  * unreachable, default appVersion 1.0.0. `members ... removed=a@1000,b@0`: the members this
  * node saw removed and when (virtual ms), for the removal margin.
  *
- * Setup (silent): config, custom-allocate (shard=region pins, `clear`), custom-rebalance,
+ * Setup (silent): config, custom-allocate (shard=region pins, `clear`; the region
+ * `requester` answers the requester, `none` answers no region, `throw` throws), custom-rebalance,
  * start, restart, `verbose on|off` (print log messages and fields, and debug logs).
  * Actions (print): members, register, proxy, get, persisted, persist-failed, started,
  * ack, ack-all, stopped, shutdown, region-stopped, terminated, proxy-terminated, tick,
@@ -85,8 +86,13 @@ export function newCoordinatorWorld(): CoordinatorWorld {
 /** The scripted custom strategy: pinned shards, else the LAST candidate; listed rebalance. */
 function customStrategy(w: CoordinatorWorld): CoordinatorAllocationStrategy {
   return {
-    allocateShard: (_requester, shard, regions) =>
-      w.customAllocate.get(shard) ?? regions[regions.length - 1]?.regionId,
+    allocateShard: (requester, shard, regions) => {
+      const pin = w.customAllocate.get(shard);
+      if (pin === "requester") return requester;
+      if (pin === "none") return undefined;
+      if (pin === "throw") throw new Error(`no home for ${shard}`);
+      return pin ?? regions[regions.length - 1]?.regionId;
+    },
     rebalance: () => {
       const out = w.customRebalance;
       w.customRebalance = [];

@@ -13,7 +13,8 @@
  * node saw removed and when (virtual ms), for the removal margin.
  *
  * Setup (silent): config, custom-allocate (shard=region pins, `clear`; the region
- * `requester` answers the requester, `none` answers no region, `throw` throws), custom-rebalance,
+ * `requester` answers the requester, `none` answers no region, `throw` throws),
+ * custom-rebalance (the shards the next rebalance proposes; `throw`: it throws),
  * start, restart, `verbose on|off` (print log messages and fields, and debug logs).
  * Actions (print): members, register, proxy, get, persisted, persist-failed, started,
  * ack, ack-all, stopped, shutdown, region-stopped, terminated, proxy-terminated, tick,
@@ -96,6 +97,7 @@ function customStrategy(w: CoordinatorWorld): CoordinatorAllocationStrategy {
     rebalance: () => {
       const out = w.customRebalance;
       w.customRebalance = [];
+      if (out.length === 1 && out[0] === "throw") throw new Error("no rebalance");
       return out;
     },
   };

@@ -137,6 +137,7 @@ describe("derived gossip", () => {
       ).toEqual(expected);
     }
   });
+
   it("names a duplicated member or tombstone", () => {
     expect(() => gossipOf({ members: [m(a), m(a, "leaving")] })).toThrow(
       "gossip members unsorted or duplicated",

@@ -37,6 +37,7 @@ describe("join admission", () => {
     const a = new JoinAdmission<string>({ ratePerSecond: 0, queueMax: 1 });
     for (let i = 0; i < 100; i++) expect(a.offer(`n${i}`, "r", 0)).toBe("admitted");
   });
+
   it("refills in proportion to the time passed, capped at one second's worth", () => {
     const a = new JoinAdmission<string>({ ratePerSecond: 4, queueMax: 20 });
     for (const k of ["a", "b", "c", "d"]) expect(a.offer(k, k, 0)).toBe("admitted");
@@ -60,14 +61,24 @@ describe("join admission", () => {
   });
 
   it("rejects a negative or infinite rate and a queue bound below 1 or fractional", () => {
-    for (const ratePerSecond of [-1, Number.POSITIVE_INFINITY, Number.NaN])
-      expect(() => new JoinAdmission({ ratePerSecond, queueMax: 1 }), `${ratePerSecond}`).toThrow(
-        AssertionError,
-      );
-    for (const queueMax of [0, 1.5])
-      expect(() => new JoinAdmission({ ratePerSecond: 1, queueMax }), `${queueMax}`).toThrow(
-        AssertionError,
-      );
+    for (const ratePerSecond of [-1, Number.POSITIVE_INFINITY, Number.NaN]) {
+      const f = () => new JoinAdmission({ ratePerSecond, queueMax: 1 });
+      expect(f, `${ratePerSecond}`).toThrow(AssertionError);
+      expect(f, `${ratePerSecond}`).toThrow("ratePerSecond must be finite, >= 0");
+    }
+    for (const queueMax of [0, 1.5]) {
+      const f = () => new JoinAdmission({ ratePerSecond: 1, queueMax });
+      expect(f, `${queueMax}`).toThrow(AssertionError);
+      expect(f, `${queueMax}`).toThrow("queueMax must be >= 1");
+    }
     expect(() => new JoinAdmission({ ratePerSecond: 0, queueMax: 1 })).not.toThrow();
+  });
+
+  it("refills by the time since the last refill, not since time zero", () => {
+    const a = new JoinAdmission<string>({ ratePerSecond: 1, queueMax: 5 });
+    expect(a.offer("a", "a", 50_000)).toBe("admitted");
+    expect(a.offer("b", "b", 50_000)).toBe("queued");
+    expect(a.due(50_500)).toEqual([]); // half a token
+    expect(a.due(51_000)).toEqual(["b"]);
   });
 });

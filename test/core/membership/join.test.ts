@@ -232,4 +232,14 @@ describe("join handling", () => {
       });
     }
   });
+
+  it("self joining a view that has members but not self forms no new cluster", () => {
+    // (the view of a member removed by the others; only an empty view is a new cluster)
+    const s = view(a, gossipOf({ members: [m(b, "up")] }));
+    const r = onJoin(s, join(a));
+    expect(r.type).toBe("joined");
+    if (r.type !== "joined") return;
+    expect(r.formedNewCluster).toBe(false);
+    expect(r.welcome).toBeUndefined();
+  });
 });

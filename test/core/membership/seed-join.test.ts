@@ -34,11 +34,14 @@ const start = { type: "start" } as const;
 
 describe("seed-join machine", () => {
   it("refuses an empty seed list and non-positive intervals", () => {
-    expect(() => new SeedJoinMachine(config(a, { seedNodes: [] }))).toThrow(AssertionError);
-    expect(() => new SeedJoinMachine(config(a, { seedNodeTimeoutMs: 0 }))).toThrow(AssertionError);
-    expect(() => new SeedJoinMachine(config(a, { seedNodeInitJoinResendIntervalMs: 0 }))).toThrow(
-      AssertionError,
-    );
+    const refused = (overrides: Partial<SeedJoinConfig>, message: string) => {
+      const f = () => new SeedJoinMachine(config(a, overrides));
+      expect(f).toThrow(AssertionError);
+      expect(f).toThrow(message);
+    };
+    refused({ seedNodes: [] }, "seed join needs at least one seed node");
+    refused({ seedNodeTimeoutMs: 0 }, "seedNodeTimeoutMs must be > 0");
+    refused({ seedNodeInitJoinResendIntervalMs: 0 }, "resend interval must be > 0");
     // the smallest positive values are accepted
     expect(
       () =>

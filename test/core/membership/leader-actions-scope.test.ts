@@ -76,4 +76,16 @@ describe("leader actions: scope", () => {
     if (r.type !== "changed") throw new Error(r.reason);
     expect(statuses(r.state.latestGossip)).toBe("a=up b=up c=up");
   });
+
+  it("moves at most maxMembersUpPerRound joiners to weakly-up per run, in member order", () => {
+    const g = gossipOf({
+      members: [m(a, "up"), m(b, "up"), m(e, "joining"), m(c, "joining"), m(d, "joining")],
+      seen: [a],
+    });
+    const s = membershipStateOf({ latestGossip: g, selfUniqueAddress: a });
+    const r = leaderActions(s, { ...input, maxMembersUpPerRound: 2 });
+    if (r.type !== "changed") throw new Error(r.reason);
+    expect(r.path).toBe("weakly-up");
+    expect(statuses(r.state.latestGossip)).toBe("a=up b=up c=weakly-up d=weakly-up e=joining");
+  });
 });

@@ -315,7 +315,7 @@ describe("sorted arrays", () => {
     ];
     expect(sortedUnique(input, cmp).map((e) => e.v)).toEqual(["second 1", "third 2", "3"]);
     expect(sortedUnique([], cmp)).toEqual([]);
-    // many equal keys (more than one insertion-sort run): still the last
+    // many equal keys: still the last
     const many = Array.from({ length: 40 }, (_, i) => ({ k: i % 2, v: `${i}` }));
     expect(sortedUnique(many, cmp).map((e) => e.v)).toEqual(["38", "39"]);
   });

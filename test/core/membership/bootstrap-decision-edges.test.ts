@@ -90,4 +90,10 @@ describe("bootstrap decision edges", () => {
       "wait",
     );
   });
+
+  it("its own answer naming a cluster is no cluster to join", () => {
+    const probes = new Map(obs("x").probes);
+    probes.set("10.0.0.1:8558", answered(SELVES[0]!, [SELVES[0]!, "sk@10.0.0.7:2552"]));
+    expect(decideBootstrap(obs(SELVES[0]!, { probes }))).toEqual({ type: "form" });
+  });
 });

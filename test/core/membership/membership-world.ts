@@ -73,6 +73,8 @@ export interface WorldOptions {
   /** Seed nodes by name (in order); empty: nodes join by `join`. */
   readonly seeds?: readonly string[];
   readonly hasLease?: boolean;
+  /** Roles per node name; a node not named has none. */
+  readonly roles?: Readonly<Record<string, readonly string[]>>;
 }
 
 export class MembershipWorld {
@@ -96,7 +98,7 @@ export class MembershipWorld {
     const machine = new MembershipMachine(
       {
         self: ua,
-        roles: [],
+        roles: this.options.roles?.[name] ?? [],
         appVersion: "1.0.0",
         settings: resolveClusterSettings(this.options.settings),
         sbrSettings: resolveSbrSettings(this.options.downing),

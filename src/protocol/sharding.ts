@@ -460,7 +460,9 @@ export type RegionControl =
       readonly replyTo: ReplyTo<{ readonly region: RegionId | null }>;
     }
   | { readonly type: "shardkit.region.graceful-shutdown"; readonly replyTo: ReplyTo<"stopped"> }
-  | { readonly type: "shardkit.region.self-downed" };
+  | { readonly type: "shardkit.region.self-downed" }
+  /** Stop now without hand-off: a graceful shutdown that did not finish in its phase. */
+  | { readonly type: "shardkit.region.stop" };
 
 /** What a shard tells its region (the parent). */
 export type ShardReport =
@@ -538,6 +540,7 @@ const REGION_MSG_FIELDS: Readonly<Record<RegionMsg["type"], (v: Fields) => boole
   "shardkit.region.get-home": (v) => isStr(v.shard) && isReplyTo(v.replyTo),
   "shardkit.region.graceful-shutdown": (v) => isReplyTo(v.replyTo),
   "shardkit.region.self-downed": () => true,
+  "shardkit.region.stop": () => true,
   "shardkit.shard-returned": (v) => isStr(v.shard) && Array.isArray(v.messages),
   "shardkit.shard-stopped": (v) => isStr(v.shard),
   "shardkit.shard-started": (v) => isStr(v.shard),

@@ -232,7 +232,11 @@ class FaultyCluster {
 // the removal margin, test/core/coordinator/scripts/regions-recovery-margin.txt).
 // seed 616: two members restarted last were downed after the cluster looked settled, and
 // the final check asked through one of them (fixed: settled must last 5 s).
-const SEEDS = [1, 2, 3, 4, 5, 6, 292, 419, 464, 616, 977];
+// seed 416: c was leaving (and ran the coordinator) when its hand-off timed out; c was
+// removed as a leaver with its shards still running, and the next coordinator, in
+// regions recovery, never knew them and started two elsewhere (fixed: a region stops its
+// shards when its member leaves, in the cluster-leave phase).
+const SEEDS = [1, 2, 3, 4, 5, 6, 292, 419, 464, 616, 977, 416];
 // a few in `npm test` (each is slower than S20); sweep more with --filter S20w
 const BIASED_SEEDS = [3, 5];
 

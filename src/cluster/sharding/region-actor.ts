@@ -510,6 +510,7 @@ class RegionDriver {
         feed({ type: "graceful-shutdown" });
       },
       "shardkit.region.self-downed": () => feed({ type: "self-downed" }),
+      "shardkit.region.stop": () => feed({ type: "stop" }),
       "shardkit.region.node-removed": (m) => this.onNodeRemoved(m.node),
       "shardkit.region.timer": (m) => {
         if (m.key === "register" && this.coordinator === undefined) this.identify();

@@ -593,6 +593,13 @@ function installShutdown(host: SingletonHost, name: string, region: ActorRef<Reg
       { timeoutMs: HAND_OFF_WAIT_CAP_MS, signal: task.signal },
     ).then(() => undefined),
   );
+  // A hand-off cut short by that phase's timeout leaves shards running. They stop before
+  // the member leaves: once a leaver is removed, a coordinator that never knew its shards
+  // (one started meanwhile, in regions recovery) may start them elsewhere at once (S20
+  // seed 416). After a completed hand-off the region has stopped and ignores this.
+  coordinatedShutdown?.addTask("cluster-leave", `sharding-${name}-stop`, () => {
+    region.tell({ type: "shardkit.region.stop" });
+  });
   const selfKey = uniqueAddressToString(cluster.self);
   cluster.subscribe((e) => {
     if (e.type === "member-downed" && uniqueAddressToString(e.member.uniqueAddress) === selfKey)

@@ -27,4 +27,24 @@ describe("membership machine: who decides", () => {
       "a: DOWN e (keep-majority: majority: 4 reachable vs 1 unreachable members)",
     ]);
   });
+
+  it("a member that others see unreachable (a flaky link) does not decide beside the leader", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      downing: { stableAfterMs: 5000, activeStrategy: "keep-majority" },
+    });
+    w.formCluster(["a", "b", "c", "d", "e"]);
+    // only the link b - e breaks: b and e see each other unreachable, everyone else sees
+    // both; b is the first of the unreachable members in member order
+    w.partition(["b"], ["e"]);
+    const start = w.trace.length;
+    w.run(30_000);
+    const deciders = new Set(
+      w.trace
+        .slice(start)
+        .filter((l) => / DOWN /.test(l))
+        .map((l) => l.slice(0, l.indexOf(":"))),
+    );
+    expect([...deciders]).toEqual(["a"]);
+  });
 });

@@ -47,4 +47,28 @@ describe("membership machine: who decides", () => {
     );
     expect([...deciders]).toEqual(["a"]);
   });
+
+  it("a weakly-up member first in member order does not decide beside the leader", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      settings: { allowWeaklyUpMembersMs: 1000 },
+      downing: { stableAfterMs: 20_000, activeStrategy: "keep-majority" },
+    });
+    w.formCluster(["a", "b", "c", "d", "e"]);
+    w.partition(["a", "b", "c", "d"], ["e"]);
+    w.run(5000);
+    // "0" sorts before every other member; with e unreachable there is no convergence, so
+    // it stays weakly up: the first reachable member in order, but neither up nor leaving
+    w.add("0");
+    w.feed("0", { type: "start" });
+    w.runUntil(() => w.statusOf("0", "0") === "weakly-up", 15_000);
+    expect(w.statusOf("0", "0")).toBe("weakly-up");
+    const start = w.trace.length;
+    w.run(30_000);
+    const lines = w.trace.slice(start);
+    expect(lines.filter((l) => l.startsWith("0: ") && /DOWN|not downing/.test(l))).toEqual([]);
+    expect(lines.filter((l) => / DOWN /.test(l) && !l.startsWith("e: "))).toEqual([
+      "a: DOWN e (keep-majority: majority: 4 reachable vs 1 unreachable members)",
+    ]);
+  });
 });

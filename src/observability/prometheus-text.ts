@@ -5,6 +5,8 @@
  * is small and stable, and the package keeps no runtime dependency for it
  * (docs/observability.md, "Why no prom-client").
  */
+
+import { compareByKey } from "../base/compare.js";
 import type { HistogramSeries, Labels, Metric, ValueSeries } from "./metrics-registry.js";
 
 /** The content type of the text exposition. */
@@ -37,7 +39,7 @@ function labelText(labels: Labels, extra?: readonly [string, string]): string {
 function sortedSeries<S>(m: Metric): S[] {
   return [...m.series.values()]
     .map((s) => [labelText(s.labels), s] as const)
-    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .sort(compareByKey)
     .map(([, s]) => s as S);
 }
 

@@ -14,6 +14,8 @@
  * key has at most one dot per node, because a node's new dot for a key is issued with a
  * context that covers the node's earlier dots for it.
  */
+
+import { compareByKey } from "../../base/compare.js";
 import type { DDataElement } from "./replicated-data.js";
 
 /** Seen dots: a version vector plus out-of-order dots. Immutable; always compacted. */
@@ -85,16 +87,12 @@ export class CausalContext {
   }
 
   toData(): [[string, number][], [string, number[]][]] {
-    const vv = [...this.vv].sort(byFirst);
+    const vv = [...this.vv].sort(compareByKey);
     const cloud = [...this.cloud]
       .map(([n, xs]): [string, number[]] => [n, [...xs].sort((a, b) => a - b)])
-      .sort(byFirst);
+      .sort(compareByKey);
     return [vv, cloud];
   }
-}
-
-function byFirst<T>(a: [string, T], b: [string, T]): number {
-  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
 }
 
 function copyCloud(c: ReadonlyMap<string, ReadonlySet<number>>): Map<string, Set<number>> {

@@ -8,6 +8,8 @@
  * remove drops the key's dots; an update concurrent with the remove keeps the key, with the
  * value the updating replica had (as in Akka, contents from before the remove can stay).
  */
+
+import { compareByKey } from "../../base/compare.js";
 import {
   CausalContext,
   cleanupDotMap,
@@ -156,7 +158,7 @@ export class ORMapCore<K extends DDataElement, V extends ReplicatedData> {
         k,
         [...dots]
           .map(([n, d]): [string, number, ReplicatedData] => [n, d.counter, d.payload])
-          .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)),
+          .sort(compareByKey),
       ])
       .sort((a, b) => compareElements(a[0], b[0]));
     return [entries, this.dots.context.toData()];

@@ -5,6 +5,8 @@
  * The delta of an add is the element's new dot plus the dots it replaces; of a remove,
  * the removed dots; both are small whatever the size of the set.
  */
+
+import { compareByKey } from "../../base/compare.js";
 import {
   CausalContext,
   cleanupDotMap,
@@ -127,12 +129,8 @@ export class ORSet<T extends DDataElement = DDataElement> extends ReplicatedData
   /** [elements with their dots, context]. */
   toData(): [[T, [string, number][]][], ReturnType<CausalContext["toData"]>] {
     const elems = [...this.dots.entries]
-      .map(([e, dots]): [T, [string, number][]] => [e, dotsOf(dots).sort(byNode)])
+      .map(([e, dots]): [T, [string, number][]] => [e, dotsOf(dots).sort(compareByKey)])
       .sort((a, b) => compareElements(a[0], b[0]));
     return [elems, this.dots.context.toData()];
   }
-}
-
-function byNode(a: [string, number], b: [string, number]): number {
-  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
 }

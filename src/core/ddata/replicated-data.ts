@@ -14,6 +14,8 @@
  * the same type, and merging it has the same effect as merging the full state it came
  * from. LWWRegister and Flag are small and have no delta (the replicator sends them whole).
  */
+
+import { compareByKey } from "../../base/compare.js";
 import { ShardkitError } from "../../base/errors.js";
 
 /** The CRDT types, as they appear on the wire. */
@@ -86,7 +88,7 @@ export function sameKind<T extends ReplicatedData>(self: T, that: ReplicatedData
 
 /** Sorted [key, value] pairs of a map with string keys (canonical data). */
 export function sortedEntries<V>(m: ReadonlyMap<string, V>): [string, V][] {
-  return [...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return [...m.entries()].sort(compareByKey);
 }
 
 /** Elements of sets and keys of maps: primitives, compared with `===` / SameValueZero. */

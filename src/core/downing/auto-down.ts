@@ -7,6 +7,8 @@
  * The tracker remembers since when each member has been unreachable (by its unique
  * address and status: a member that comes back and goes again starts a new wait).
  */
+
+import { compareByKey } from "../../base/compare.js";
 import type { Member } from "../membership/member.js";
 import { uniqueAddressToString } from "../membership/unique-address.js";
 
@@ -32,7 +34,7 @@ export class AutoDownTracker {
   due(nowMs: number, afterMs: number): Member[] {
     return [...this.since.entries()]
       .filter(([, e]) => nowMs - e.sinceMs >= afterMs && e.member.status !== "down")
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .sort(compareByKey)
       .map(([, e]) => e.member);
   }
 

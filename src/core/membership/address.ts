@@ -8,6 +8,8 @@
  * with equality (Pekko treats such addresses as equal). Leader choice, member ordering
  * and every sorted collection in the membership model rely on this order.
  */
+
+import { compareStrings } from "../../base/compare.js";
 import { InvalidAddressError } from "../../base/errors.js";
 
 /** Network address of an actor system. Plain immutable data. */
@@ -47,10 +49,6 @@ export function parseAddress(text: string): Address {
   const m = ADDRESS_RE.exec(text);
   if (!m) throw new InvalidAddressError(text, "expected protocol://system@host:port");
   return addressOf(m[1] as string, m[2] as string, m[3] as string, Number(m[4]));
-}
-
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Address order: host, then port (numeric), then protocol and system as final ties. */

@@ -15,6 +15,7 @@
  * Because all members judge the same stable set, and only one of them is the lowest, a
  * bootstrap race never forms two clusters.
  */
+import { compareStrings } from "../../base/compare.js";
 
 /** What one probe of a contact point returned. */
 export type ContactPointProbe =
@@ -60,7 +61,7 @@ function parts(address: string): { host: string; port: number } | undefined {
 export function compareRemotingAddresses(a: string, b: string): number {
   const x = parts(a);
   const y = parts(b);
-  if (x === undefined || y === undefined) return a < b ? -1 : a > b ? 1 : 0;
+  if (x === undefined || y === undefined) return compareStrings(a, b);
   if (x.host !== y.host) return x.host < y.host ? -1 : 1;
   return x.port - y.port;
 }

@@ -50,10 +50,10 @@ export function upsertSorted<T>(items: readonly T[], item: T, compare: Compare<T
 
 /** A sorted, duplicate-free copy; of several equal elements the LAST one is kept. */
 export function sortedUnique<T>(items: Iterable<T>, compare: Compare<T>): T[] {
-  const sorted = [...items].map((item, index) => ({ item, index }));
-  sorted.sort((a, b) => compare(a.item, b.item) || a.index - b.index);
+  // Array.prototype.sort is stable (ECMAScript 2019): equal items keep their input order
+  const sorted = [...items].sort(compare);
   const out: T[] = [];
-  for (const { item } of sorted) {
+  for (const item of sorted) {
     const last = out.length - 1;
     if (last >= 0 && compare(out[last] as T, item) === 0) out[last] = item;
     else out.push(item);

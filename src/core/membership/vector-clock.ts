@@ -14,6 +14,7 @@
  * pitfalls for arbitrary node keys.
  */
 import { assert } from "../../base/assert.js";
+import { compareStrings } from "../../base/compare.js";
 import { binarySearch } from "./sorted-array.js";
 
 /** One clock entry: a node key and its counter (> 0). */
@@ -43,12 +44,8 @@ export type ClockOrdering = (typeof ClockOrdering)[keyof typeof ClockOrdering];
 /** The clock with no entries (every counter 0). */
 export const emptyVectorClock: VectorClock = Object.freeze({ entries: Object.freeze([]) });
 
-function compareKeys(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 function byKey(entry: VectorClockEntry, key: string): number {
-  return compareKeys(entry[0], key);
+  return compareStrings(entry[0], key);
 }
 
 function freezeClock(entries: VectorClockEntry[]): VectorClock {
@@ -74,7 +71,7 @@ export function vectorClockOf(
     );
     if (counter > 0) entries.push(Object.freeze([key, counter] as const));
   }
-  entries.sort((a, b) => compareKeys(a[0], b[0]));
+  entries.sort((a, b) => compareStrings(a[0], b[0]));
   for (let i = 1; i < entries.length; i++) {
     assert(entries[i - 1]?.[0] !== entries[i]?.[0], `duplicate clock key ${entries[i]?.[0]}`);
   }
@@ -142,7 +139,7 @@ export function mergeClocks(a: VectorClock, b: VectorClock): VectorClock {
   while (i < x.length || j < y.length) {
     const ex = x[i];
     const ey = y[j];
-    const c = ex === undefined ? 1 : ey === undefined ? -1 : compareKeys(ex[0], ey[0]);
+    const c = ex === undefined ? 1 : ey === undefined ? -1 : compareStrings(ex[0], ey[0]);
     if (c < 0) {
       out.push(ex as VectorClockEntry);
       i++;
@@ -172,7 +169,7 @@ export function compareClocks(a: VectorClock, b: VectorClock): ClockOrdering {
   while ((i < x.length || j < y.length) && !(aGreater && bGreater)) {
     const ex = x[i];
     const ey = y[j];
-    const c = ex === undefined ? 1 : ey === undefined ? -1 : compareKeys(ex[0], ey[0]);
+    const c = ex === undefined ? 1 : ey === undefined ? -1 : compareStrings(ex[0], ey[0]);
     if (c < 0) {
       aGreater = true; // key only in a, counter > 0
       i++;

@@ -742,6 +742,14 @@ describe("membership machine: lease-majority on a member that was never up", () 
         "split brain resolver: not downing other members: this member was never up, so the cluster has not converged with it yet (downing.actBeforeFirstConvergence is false)",
       ),
     ).toEqual([{ level: "warn", fields: { withheld: ["shardkit://sk@a:2552#1"], reason } }]);
+    // the lease lost: c downs only itself, which withholds nothing, so no warning at all
+    const lost = c.handle({ type: "lease-result", acquired: false }, w.now);
+    expect(lost).toContainEqual(
+      expect.objectContaining({ type: "downing", nodes: [w.uniqueAddressOf("c")] }),
+    );
+    expect(
+      lost.flatMap((o) => (o.type === "log" && o.level === "warn" ? [o.message] : [])),
+    ).toEqual(["removed from the cluster; stopping"]);
   });
 });
 
@@ -1155,6 +1163,28 @@ describe("membership machine: auto-down", () => {
       `${seen + 3000} a: DOWN c (auto-down: unreachable for at least 3000 ms)`,
       `${seen + 3000} c: DOWN a,b (auto-down: unreachable for at least 3000 ms)`,
     ]);
+  });
+
+  it("a flaky link at the leader: the leader (which keeps itself) and the first member the others still reach both act", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      downing: { activeStrategy: "auto-down", autoDown: { afterMs: 3000 } },
+    });
+    w.formCluster(["a", "b", "c", "d", "e"]);
+    // only the link a - e breaks: a still counts itself the leader (the membership rules keep
+    // self even when others see it unreachable); b, c, d see a and e unreachable, so b is
+    // the first up member they reach: auto-down runs on the leader of each view (e, seen
+    // unreachable by a, is neither)
+    w.partition(["a"], ["e"]);
+    const start = w.trace.length;
+    w.run(20_000);
+    const deciders = new Set(
+      w.trace
+        .slice(start)
+        .filter((l) => / DOWN /.test(l))
+        .map((l) => l.slice(0, l.indexOf(":"))),
+    );
+    expect([...deciders].sort()).toEqual(["a", "b"]);
   });
 });
 

@@ -57,6 +57,10 @@ describe("ShardMachine", () => {
     const m = new ShardMachine<string>({ shardId: "1" });
     for (const limit of [0, -1, 1.5, Number.NaN])
       expect(() => m.handle({ type: "set-active-limit", limit }, 0)).toThrow(AssertionError);
+    // the message names the rule and the bad value
+    expect(() => m.handle({ type: "set-active-limit", limit: 0 }, 0)).toThrow(
+      "active-entity limit must be an integer >= 1 or Infinity, got 0",
+    );
     expect(() =>
       m.handle({ type: "set-active-limit", limit: Number.POSITIVE_INFINITY }, 0),
     ).not.toThrow();

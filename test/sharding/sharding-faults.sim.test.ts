@@ -240,7 +240,11 @@ const SEEDS = [1, 2, 3, 4, 5, 6, 292, 419, 464, 616, 977, 416];
 // a few in `npm test` (each is slower than S20); sweep more with --filter S20w
 const BIASED_SEEDS = [3, 5];
 
-async function runS20(seed: number, biased: boolean, leases = false): Promise<{ fired: number }> {
+async function runS20(
+  seed: number,
+  biased: boolean,
+  leases = false,
+): Promise<{ fired: number; where: string }> {
   // SHARDKIT_SIM_LOG=info prints the nodes' logs (to analyse a failing seed).
   const world = new SimWorld({ seed, logLevel: (process.env.SHARDKIT_SIM_LOG ?? "off") as "off" });
   const network = new SimNetwork(
@@ -454,7 +458,7 @@ async function runS20(seed: number, biased: boolean, leases = false): Promise<{ 
   } catch (e) {
     throw new Error(`${String(e)}\n${where}`);
   }
-  return { fired: c.fired };
+  return { fired: c.fired, where };
 }
 
 describe.each(simSeeds(SEEDS))("sharding under random faults (seed %i)", (seed) => {
@@ -467,8 +471,8 @@ describe.each(simSeeds(BIASED_SEEDS))(
   "sharding under faults timed at the windows (seed %i)",
   (seed) => {
     it("S20w: crashes and partitions timed at hand-offs, passivations and coordinator moves: never two incarnations, never two homes", async () => {
-      const { fired } = await runS20(seed, true);
-      expect(fired, "triggers fired at lifecycle windows").toBeGreaterThan(0);
+      const { fired, where } = await runS20(seed, true);
+      expect(fired, `${where}: triggers fired at lifecycle windows`).toBeGreaterThan(0);
     }, 60_000);
   },
 );
@@ -495,15 +499,20 @@ describe.each(simSeeds(LEASE_SEEDS))(
 );
 
 // S20w with shard leases: the faults timed at hand-offs, passivations and coordinator
-// moves, with the leases and fencing of S20L. Sweep with --filter S20wL.
-const BIASED_LEASE_SEEDS = [3, 5];
+// moves, with the leases and fencing of S20L. Sweep with --filter S20wL. Seed 46: two
+// crashes in a row (the second member had seen the first go) made the resolver down the
+// whole cluster, so no trigger ever fired (fixed: docs/cluster.md, the second look).
+// Seed 32: after a coordinator fail-over two regions' stale caches named each other as
+// shard 27's home and passed r-6's messages back and forth for ever (fixed: a forwarded
+// message is never forwarded again, docs/sharding-region.md).
+const BIASED_LEASE_SEEDS = [3, 5, 46, 32];
 
 describe.each(simSeeds(BIASED_LEASE_SEEDS))(
   "sharding with leases under faults timed at the windows (seed %i)",
   (seed) => {
     it("S20wL: with shard leases, faults timed at the windows: never two incarnations, never two homes, no stale write", async () => {
-      const { fired } = await runS20(seed, true, true);
-      expect(fired, "triggers fired at lifecycle windows").toBeGreaterThan(0);
+      const { fired, where } = await runS20(seed, true, true);
+      expect(fired, `${where}: triggers fired at lifecycle windows`).toBeGreaterThan(0);
     }, 60_000);
   },
 );

@@ -210,13 +210,13 @@ class RegionDriver {
       return;
     }
     const forwarded = EntityEnvelopeWire.decode(m);
-    if (forwarded !== undefined) this.deliverChecked(forwarded);
+    if (forwarded !== undefined) this.deliverChecked(forwarded, true);
     else if (isRegionMsg(m)) dispatch(this.handlers, m);
     else if (this.receiveTraced(m)) return;
     else {
       const envelope = this.options.route(m);
       if (envelope === undefined) this.ctx.system.core.unhandled(m, this.ctx.self as never);
-      else this.deliverChecked(envelope);
+      else this.deliverChecked(envelope, false);
     }
   }
 
@@ -236,6 +236,7 @@ class RegionDriver {
     const { envelope } = traced;
     this.deliverChecked(
       envelope,
+      true,
       parent === undefined || tracing === undefined
         ? undefined
         : (message) =>
@@ -252,10 +253,11 @@ class RegionDriver {
 
   /**
    * deliver, after the type's schema check when it has one (see checkInbound); `wrap`
-   * makes the checked message a traced one.
+   * makes the checked message a traced one. `forwarded`: it came from another member.
    */
   private deliverChecked(
     envelope: EntityEnvelope,
+    forwarded: boolean,
     wrap?: (message: unknown) => TracedMessage,
   ): void {
     const check = this.options.checkInbound;
@@ -274,11 +276,14 @@ class RegionDriver {
           return;
         }
       }
-      this.deliver(new EntityEnvelope(envelope.shardId, envelope.entityId, wrap(message), true));
+      this.deliver(
+        new EntityEnvelope(envelope.shardId, envelope.entityId, wrap(message), true),
+        forwarded,
+      );
       return;
     }
     if (check === undefined || isStartEntity(envelope.message)) {
-      this.deliver(envelope);
+      this.deliver(envelope, forwarded);
       return;
     }
     let message: unknown;
@@ -293,7 +298,7 @@ class RegionDriver {
       );
       return;
     }
-    this.deliver(new EntityEnvelope(envelope.shardId, envelope.entityId, message));
+    this.deliver(new EntityEnvelope(envelope.shardId, envelope.entityId, message), forwarded);
   }
 
   /**
@@ -301,17 +306,17 @@ class RegionDriver {
    * it names a region; everything else is fed to the machine. The envelope itself is
    * what the local shard gets.
    */
-  private deliver(envelope: EntityEnvelope): void {
+  private deliver(envelope: EntityEnvelope, forwarded = false): void {
     // a traced envelope exists only where this type traces (the same `tracing` as here)
     if (envelope.traced) {
-      this.deliverTraced(envelope, envelope.message as TracedMessage);
+      this.deliverTraced(envelope, envelope.message as TracedMessage, forwarded);
       return;
     }
-    this.deliverRouted(envelope);
+    this.deliverRouted(envelope, forwarded);
   }
 
   /** deliver in a `shardkit.region.route` span (a child of the message's context). */
-  private deliverTraced(envelope: EntityEnvelope, m: TracedMessage): void {
+  private deliverTraced(envelope: EntityEnvelope, m: TracedMessage, forwarded: boolean): void {
     const span = m.enter(
       SpanNames.REGION,
       m.received ? TraceSpanKind.CONSUMER : TraceSpanKind.INTERNAL,
@@ -321,16 +326,17 @@ class RegionDriver {
     const to = this.machine.route(envelope.shardId);
     span.setAttribute(
       SpanAttributes.ROUTE,
-      to === undefined ? "buffer" : to === this.selfId ? "local" : "forward",
+      to === this.selfId ? "local" : to === undefined || forwarded ? "buffer" : "forward",
     );
     try {
-      this.deliverRouted(envelope);
+      this.deliverRouted(envelope, forwarded);
     } finally {
       span.end();
     }
   }
 
-  private deliverRouted(envelope: EntityEnvelope): void {
+  /** `forwarded`: it came from another region or a proxy, never forwarded again. */
+  private deliverRouted(envelope: EntityEnvelope, forwarded = false): void {
     const to = this.machine.route(envelope.shardId);
     if (to === this.selfId) {
       const ref = this.shardRefs.get(envelope.shardId);
@@ -338,16 +344,24 @@ class RegionDriver {
         ref.tell(envelope);
         return;
       }
-    } else if (to !== undefined) {
+    } else if (to !== undefined && !forwarded) {
       this.forward(to, envelope);
       return;
     }
-    const input: RegionDelivery = {
-      type: "deliver",
-      shard: envelope.shardId,
-      entityId: envelope.entityId,
-      message: envelope.message,
-    };
+    const input: RegionDelivery = forwarded
+      ? {
+          type: "deliver",
+          shard: envelope.shardId,
+          entityId: envelope.entityId,
+          message: envelope.message,
+          forwarded: true,
+        }
+      : {
+          type: "deliver",
+          shard: envelope.shardId,
+          entityId: envelope.entityId,
+          message: envelope.message,
+        };
     this.driver.feed(input);
   }
 

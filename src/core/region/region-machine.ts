@@ -31,6 +31,7 @@
  *   any (buffering and stopping are always safe) and answered to their sender.
  */
 import { assert, assertNever } from "../../base/assert.js";
+import { compareStrings } from "../../base/compare.js";
 import { RateLimiter } from "../../base/rate-limiter.js";
 import type { CoordinatorCommand, RegionCommand, RegionId } from "../../protocol/sharding.js";
 import type { ShardId } from "../sharding/shard-id.js";
@@ -141,7 +142,7 @@ export class RegionMachine<M> {
   /** A read-only picture of the region. */
   view(): RegionView {
     const byShard = <T>(a: { shard: ShardId } & T, b: { shard: ShardId } & T) =>
-      a.shard < b.shard ? -1 : a.shard > b.shard ? 1 : 0;
+      compareStrings(a.shard, b.shard);
     return {
       phase: this.current,
       coordinator: this.registration.coordinator,
@@ -175,9 +176,10 @@ export class RegionMachine<M> {
    * region does not route (not started, or stopped).
    *
    * When it is defined, `handle(deliver)` for `shard` emits exactly that one output and
-   * changes no state, so a driver's fast path may send the message itself without
-   * `handle` (test/core/region/region-machine.property.test.ts checks both on every
-   * delivery; allocation-free).
+   * changes no state (for a `forwarded` message only when it names this region: one
+   * forwarded elsewhere waits), so a driver's fast path may send the message itself
+   * without `handle` (test/core/region/region-machine.property.test.ts checks both on
+   * every delivery; allocation-free).
    */
   route(shard: ShardId): RegionId | undefined {
     if (this.current !== RegionPhase.Running && this.current !== RegionPhase.ShuttingDown)
@@ -215,6 +217,7 @@ export class RegionMachine<M> {
         this.onStart();
         return;
       case "deliver":
+        if (input.forwarded === true) this.onForwarded(input.shard);
         this.onDeliver(input.shard, {
           entityId: input.entityId,
           message: input.message,
@@ -268,6 +271,27 @@ export class RegionMachine<M> {
     const to = this.route(shard);
     if (to !== undefined) this.send(to, shard, envelope);
     else if (this.bufferMessage(shard, envelope)) this.maybeRequestHome(shard);
+  }
+
+  /**
+   * A message another region forwarded here, for a shard whose home this region knows as
+   * a third region: the sender's cache or this one is stale (a hand-off tells every region
+   * to forget the home, so a current cache never sends a message two hops). Both can be:
+   * a coordinator that rebuilt its state from the regions' reports (stateStoreMode
+   * "regions") never corrects a cached home of a shard that runs nowhere, and two regions
+   * naming each other would pass its messages back and forth for ever (simulator S20wL
+   * seed 32). So the entry is dropped: the message waits here for the coordinator's
+   * answer instead of travelling a second hop.
+   */
+  private onForwarded(shard: ShardId): void {
+    const home = this.homes.get(shard);
+    if (home === undefined || home === this.self) return;
+    this.homes.delete(shard);
+    this.log(
+      "debug",
+      "stale-home",
+      `a message for shard ${shard} was forwarded here, but its home is ${home}: asking the coordinator`,
+    );
   }
 
   /**

@@ -25,13 +25,18 @@ export interface RegionEnvelope<M> {
 export type RegionInput<M> =
   /** Fed once, first: starts registration (and its warnings). */
   | { readonly type: "start" }
-  /** A message for an entity (the driver already extracted shard and entity id). */
+  /**
+   * A message for an entity (the driver already extracted shard and entity id).
+   * `forwarded`: another region (or a proxy) sent it here because its cache names this
+   * region the shard's home; it is not forwarded a second time (see region-machine.ts).
+   */
   | {
       readonly type: "deliver";
       readonly shard: ShardId;
       readonly entityId: EntityId;
       readonly message: M;
       readonly sender?: unknown;
+      readonly forwarded?: boolean;
     }
   /** The coordinator singleton moved (or is gone: undefined). The region registers anew. */
   | { readonly type: "coordinator-changed"; readonly coordinator: CoordinatorRef | undefined }

@@ -136,7 +136,11 @@ export class RegionWorld {
         // `route` is the decision: when it names a region, handle emits only the one
         // deliver-local / forward there and changes nothing (the driver fast path skips
         // handle then); when it is undefined, the message does not leave the region.
-        const to = this.machine.route(shard);
+        // sender "r" lives on another member: its region forwarded the message here, and
+        // a forwarded message is never forwarded again (it waits for the coordinator)
+        const forwarded = a.sender === "r";
+        const routed = this.machine.route(shard);
+        const to = forwarded && routed !== this.machine.id ? undefined : routed;
         const direct = to !== undefined && to === this.machine.id;
         const forwardTo = to !== undefined && !direct ? to : undefined;
         const view = to !== undefined ? JSON.stringify(this.machine.view()) : "";
@@ -146,6 +150,7 @@ export class RegionWorld {
           entityId,
           message: id,
           sender: a.sender,
+          ...(forwarded ? { forwarded } : {}),
         });
         if (direct) {
           this.directDeliveries++;

@@ -59,7 +59,8 @@ const action: fc.Arbitrary<RegionAction> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("deliver" as const),
       entity: fc.nat(4),
-      sender: fc.constantFrom("x", "y"),
+      // "r" is a sender on another member: its messages arrive forwarded by its region
+      sender: fc.constantFrom("x", "y", "r"),
     }),
   },
   {

@@ -20,7 +20,7 @@
  *   start                       coordinator <C|->              ack [from=C]
  *   home <shard> <region>       homes <region>:<s,s>...        host <shard>
  *   begin <shard> <id>          hand-off <shard> <id>          (all three take from=C)
- *   deliver <shard> <entity:msg[@sender]>...                   started <shard>
+ *   deliver <shard> <entity:msg[@sender]>... [forwarded=yes]   started <shard>
  *   return <shard> <entity:msg,...|->                          stopped <shard>
  *   terminated <region>         advance <ms>                   fire <timer>
  *   graceful-shutdown           downed                         stop
@@ -321,7 +321,8 @@ export const REGION_COMMANDS: Readonly<Record<string, Command<RegionWorld>>> = {
     if (args.pos.length < 2) throw new Error("missing message");
     return args.pos.slice(1).flatMap((spec) => {
       const e = parseEnvelope(spec);
-      return feed(w, { type: "deliver", shard, ...e });
+      const forwarded = args.kv.get("forwarded") === "yes";
+      return feed(w, { type: "deliver", shard, ...e, ...(forwarded ? { forwarded } : {}) });
     });
   },
   started: (w, args) => {

@@ -730,7 +730,10 @@ export class MembershipMachine {
     const g = this.ms.latestGossip;
     const unreachable = this.unreachableForDowning();
     this.sbr.observe(unreachable.unreachable, now, unreachable.upTogether);
-    const tick = this.sbr.tick(now, isLeader(this.ms, this.self) || this.isLeaderAmongReachable());
+    const tick = this.sbr.tick(
+      now,
+      isLeader(this.ms, this.self) || this.isLeaderAmongReachable() || this.isCutOffNeverUp(),
+    );
     if (tick.type === "down-all-unstable") {
       this.applySbrDowning(
         g.members.map((m) => m.uniqueAddress),
@@ -827,6 +830,27 @@ export class MembershipMachine {
       "auto-down",
       "auto-down",
     );
+  }
+
+  /**
+   * A member that was never up and reaches no up or leaving member of its view decides for
+   * itself: nobody else can. A fallback leader of its view is joining too, and may be in
+   * another cluster by now, so it never acts here; the formation gate lets this member
+   * down only itself (downing.actBeforeFirstConvergence false). Simulator S20wL seed 116:
+   * e joined an island whose only up member then went away, and stayed joining for ever.
+   */
+  private isCutOffNeverUp(): boolean {
+    if (this.firstConverged || this.sbrSettings.actBeforeFirstConvergence) return false;
+    const g = this.ms.latestGossip;
+    if (g.overview.reachability.records.length === 0) return false;
+    const unreachable = new Set(allUnreachable(g.overview.reachability).map(key));
+    let upElsewhere = false;
+    for (const m of g.members) {
+      if (m.status !== "up" && m.status !== "leaving") continue;
+      if (!unreachable.has(key(m.uniqueAddress))) return false;
+      upElsewhere = true;
+    }
+    return upElsewhere;
   }
 
   /** The SBR of each side decides on that side's leader: the first reachable up member. */

@@ -1147,6 +1147,56 @@ describe("membership machine: a removed member that talks again, many of them", 
   });
 });
 
+describe("membership machine: a member that was never up, cut off from every up member", () => {
+  it("decides for itself and downs only itself when the joiner it still reaches does not act", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      downing: { stableAfterMs: 5000, activeStrategy: "keep-majority" },
+      // c stands for a joiner that went on to another cluster (S20wL seed 116): it answers
+      // heartbeats but never decides for this view
+      downingByNode: { c: { stableAfterMs: 3_600_000 } },
+    });
+    w.formCluster(["a"]);
+    w.add("c").add("e");
+    w.feed("c", { type: "start" });
+    w.deliver();
+    w.feed("e", { type: "start" });
+    w.deliver();
+    // both welcomed, neither up yet: cut off from a, the only up member
+    expect(w.statusOf("e", "c")).toBe("joining");
+    expect(w.statusOf("e", "e")).toBe("joining");
+    w.partition(["a"], ["c", "e"]);
+    w.run(30_000);
+    // c sorts first, so it is the fallback leader of e's view; e decides anyway, and the
+    // formation gate lets it down itself only (not a, not c)
+    const downs = w.trace.filter((l) => / DOWN /.test(l) && !l.startsWith("a: "));
+    expect(downs).toHaveLength(1);
+    expect(downs[0]).toMatch(/^e: DOWN e \(keep-majority: /);
+    expect(w.isStopped("e")).toBe(true);
+    expect(w.isStopped("c")).toBe(false);
+  });
+
+  it("does not decide while it still reaches an up member", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      downing: { stableAfterMs: 5000, activeStrategy: "keep-majority" },
+    });
+    w.formCluster(["a", "b", "c", "d"]);
+    w.add("e");
+    w.feed("e", { type: "start" });
+    w.deliver();
+    // e reaches a, b, c: the leader a decides about d, and e (never up) does not
+    w.partition(["d"], ["a", "b", "c", "e"]);
+    const start = w.trace.length;
+    w.run(30_000);
+    const lines = w.trace.slice(start);
+    expect(lines.filter((l) => l.startsWith("e: ") && /DOWN|not downing/.test(l))).toEqual([]);
+    expect(lines.filter((l) => / DOWN /.test(l) && !l.startsWith("d: "))).toEqual([
+      expect.stringMatching(/^a: DOWN d \(keep-majority: /),
+    ]);
+  });
+});
+
 describe("membership machine: auto-down", () => {
   it("with auto-down active each side downs the other, whatever the sizes", () => {
     const w = new MembershipWorld({

@@ -75,6 +75,8 @@ export interface WorldOptions {
   readonly hasLease?: boolean;
   /** Roles per node name; a node not named has none. */
   readonly roles?: Readonly<Record<string, readonly string[]>>;
+  /** Downing overrides per node name, over `downing`. */
+  readonly downingByNode?: Readonly<Record<string, SbrSettingsOverrides>>;
 }
 
 export class MembershipWorld {
@@ -101,7 +103,10 @@ export class MembershipWorld {
         roles: this.options.roles?.[name] ?? [],
         appVersion: "1.0.0",
         settings: resolveClusterSettings(this.options.settings),
-        sbrSettings: resolveSbrSettings(this.options.downing),
+        sbrSettings: resolveSbrSettings({
+          ...this.options.downing,
+          ...this.options.downingByNode?.[name],
+        }),
         seedNodes: (this.options.seeds ?? []).map((s) => this.addressOf(s)),
         hasLease: this.options.hasLease ?? false,
         // gossip targets: always the first candidate (the choice is not under test here)

@@ -487,7 +487,10 @@ describe.each(simSeeds(BIASED_SEEDS))(
 // gave b's shards new homes, which then waited for the leases b kept renewing (fixed: a
 // region that reports a leased shard placed elsewhere is told to stop it). Seed 254: two
 // islands, {a,c,e} and {b,d}, each removed the other's members (the island restart).
-const LEASE_SEEDS = [1, 2, 3, 6, 692, 1001, 231, 254];
+// Seed 637: with leases off two sides both kept running (c's join, concurrent with the
+// partition, was counted by one side only: docs/cluster.md, "Known issue"); with leases
+// the oracle holds.
+const LEASE_SEEDS = [1, 2, 3, 6, 692, 1001, 231, 254, 637];
 
 describe.each(simSeeds(LEASE_SEEDS))(
   "sharding with leases under random faults (seed %i)",

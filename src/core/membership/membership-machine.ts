@@ -842,15 +842,10 @@ export class MembershipMachine {
   private isCutOffNeverUp(): boolean {
     if (this.firstConverged || this.sbrSettings.actBeforeFirstConvergence) return false;
     const g = this.ms.latestGossip;
-    if (g.overview.reachability.records.length === 0) return false;
     const unreachable = new Set(allUnreachable(g.overview.reachability).map(key));
-    let upElsewhere = false;
-    for (const m of g.members) {
-      if (m.status !== "up" && m.status !== "leaving") continue;
-      if (!unreachable.has(key(m.uniqueAddress))) return false;
-      upElsewhere = true;
-    }
-    return upElsewhere;
+    return g.members.every(
+      (m) => (m.status !== "up" && m.status !== "leaving") || unreachable.has(key(m.uniqueAddress)),
+    );
   }
 
   /** The SBR of each side decides on that side's leader: the first reachable up member. */

@@ -1176,6 +1176,44 @@ describe("membership machine: a member that was never up, cut off from every up 
     expect(w.isStopped("c")).toBe(false);
   });
 
+  it("does not decide while it still reaches a leaving member (that one leads its side)", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      downing: { stableAfterMs: 5000, activeStrategy: "keep-majority" },
+      // b decides later than e could: e must still wait for it
+      downingByNode: { b: { stableAfterMs: 8000 } },
+    });
+    w.formCluster(["a", "b"]);
+    w.add("e");
+    w.feed("e", { type: "start" });
+    w.deliver();
+    // e is still joining when it learns that b leaves (the leader waits for convergence
+    // before moving either on)
+    w.partition(["a"], ["e"]);
+    w.feed("b", { type: "leave", host: "b", port: 2552 });
+    w.runUntil(() => w.statusOf("e", "b") === "leaving", 10_000);
+    expect(w.statusOf("e", "b")).toBe("leaving");
+    expect(w.statusOf("e", "e")).toBe("joining");
+    // cut off from a, the only up member; b, leaving, can not exit without convergence
+    w.partition(["a"], ["b"]);
+    const start = w.trace.length;
+    w.run(30_000);
+    const lines = w.trace.slice(start);
+    // b, leaving and the first member e reaches, leads e's side and decides (its side is
+    // the minority); e makes no decision of its own while b is there. Once b has gone, e
+    // reaches no up or leaving member and downs itself (b's verdict never reached it).
+    const bDecides = lines.findIndex((l) => l.startsWith("b: DOWN "));
+    expect(lines[bDecides]).toBe(
+      "b: DOWN b,e (keep-majority: minority: 1 reachable vs 1 unreachable members)",
+    );
+    const eDecisions = lines.flatMap((l, i) =>
+      l.startsWith("e: ") && /DOWN|not downing/.test(l) ? [i] : [],
+    );
+    expect(eDecisions.length).toBeGreaterThan(0);
+    expect(eDecisions.every((i) => i > bDecides)).toBe(true);
+    expect(w.isStopped("e")).toBe(true);
+  });
+
   it("does not decide while it still reaches an up member", () => {
     const w = new MembershipWorld({
       seeds: ["a"],

@@ -334,6 +334,32 @@ describe.each(SEEDS)("coordinated shutdown in a cluster (seed %i)", (seed) => {
     }
   });
 
+  // Found by simulator S20wL seed 373: a process shut down while it still tried to join
+  // was welcomed into a cluster during its later phases, became up and then stopped
+  // without leaving; the cluster waited for the failure detector and the resolver.
+  it("a node still trying to join when its shutdown starts joins nothing during the rest of it", async () => {
+    const h = await threeNodes(seed);
+    h.network.partition(["z"], ["a", "b", "c"]);
+    const z = await h.member("z", { seedNodes: seeds });
+    await h.world.advance(6_000);
+    expect(z.cluster.selfMember).toBeUndefined();
+    const shutdown = withShutdown(z);
+    // a slow task after cluster-leave: the cut heals meanwhile, the seeds answer again
+    shutdown.addTask(ShutdownPhase.ClusterExiting, "slow", async () => {
+      h.network.heal(["z"], ["a", "b", "c"]);
+      await sleep(z.runtime, 8_000);
+    });
+    const run = observe(shutdown.run("user"));
+    await h.until(() => run.settled, 60_000);
+    expect(run.value).toBe("user");
+    expect(z.system.isTerminated).toBe(true);
+    // z never became a member anywhere
+    for (const n of ["a", "b", "c"])
+      expect(
+        h.members.get(n)?.cluster.state.members.map((m) => m.uniqueAddress.address.host),
+      ).toEqual(["a", "b", "c"]);
+  });
+
   it("another node's leave(c) makes c run its shutdown with reason cluster-leaving", async () => {
     const h = await threeNodes(seed);
     const c = member(h, "c");

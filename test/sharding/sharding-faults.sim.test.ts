@@ -302,6 +302,18 @@ async function runS20(
     }
   };
 
+  /**
+   * Brings a dead process back; as the first of a new cluster when no member is left (the
+   * faults downed every member, and a restarted process only tries to join the others),
+   * as an operator would, so that the rest of the run still has windows to strike (S20wL
+   * seed 315: overlapping partitions downed everybody early, and no trigger ever fired).
+   */
+  const restartBack = async (back: string) => {
+    const first = c.upNodes().length === 0;
+    note(`restart ${back}${first ? " (first: no member left)" : ""}`);
+    await c.restart(back, first);
+  };
+
   /** A fault for a trigger: strike the member at its window (or the coordinator's). */
   const armTrigger = () => {
     const on: WindowEvent = rnd.nextInt(3) === 0 ? "shard-started" : "entity-stopped";
@@ -338,9 +350,7 @@ async function runS20(
         note(`leave ${leaver}`);
         void (c.procs.get(leaver) as Proc).node.shutdown("user");
       } else if (c.deadNames().length > 0) {
-        const back = pick(c.deadNames());
-        note(`restart ${back}`);
-        await c.restart(back);
+        await restartBack(pick(c.deadNames()));
       }
       armTrigger();
       await flow(1_000 + rnd.nextInt(3_000));
@@ -383,9 +393,7 @@ async function runS20(
       for (const y of NAMES) if (y !== x) network.clog(x, y, ms);
       note(`pause ${x} ${ms}ms`);
     } else if (fault === 4 && c.deadNames().length > 0) {
-      const back = pick(c.deadNames());
-      note(`restart ${back}`);
-      await c.restart(back);
+      await restartBack(pick(c.deadNames()));
     } else if (fault === 5 && running.length > 3) {
       const leaver = pick(running);
       note(`leave ${leaver}`);
@@ -511,7 +519,12 @@ describe.each(simSeeds(LEASE_SEEDS))(
 // island; b went away and e, never up, stayed joining for ever, its fallback leader c a
 // joiner gone to the other cluster (fixed: a never-up member cut off from every up
 // member decides for itself, docs/cluster.md).
-const BIASED_LEASE_SEEDS = [3, 5, 46, 32, 116];
+// Seed 373: processes shut down while still trying to join were welcomed into the new
+// cluster during their later shutdown phases, became up, then stopped without leaving
+// (fixed: leave before joining stops the join attempts, docs/shutdown.md). Seed 315:
+// overlapping partitions downed every member early; restarts only tried to join the
+// dead cluster and no trigger fired (the scenario now restarts one as the first).
+const BIASED_LEASE_SEEDS = [3, 5, 46, 32, 116, 373, 315];
 
 describe.each(simSeeds(BIASED_LEASE_SEEDS))(
   "sharding with leases under faults timed at the windows (seed %i)",

@@ -3,7 +3,8 @@
  * cluster extension does:
  *
  * - cluster-leave: `cluster.leave(self)`, then wait until self is Exiting, Down or
- *   Removed (or the phase times out);
+ *   Removed (or the phase times out); a node that is no member yet only stops trying to
+ *   join;
  * - cluster-exiting: wait until self is Exiting (or Down/Removed, or the phase times out);
  * - cluster-exiting-done: tell the Cluster the exiting tasks are done
  *   (`exitingCompleted`), then wait until self is Removed (or Down, or the phase times
@@ -86,6 +87,12 @@ function registerClusterTasks(
   const selfHostPort = `${cluster.self.address.host}:${cluster.self.address.port}`;
   stack.add(
     shutdown.addTask(ShutdownPhase.ClusterLeave, ClusterShutdownTask.Leave, async ({ signal }) => {
+      // Not a member yet: the leave only stops its attempts to join (a process on its way
+      // out must not become a member that then vanishes without leaving).
+      if (watch.state === "not-member") {
+        cluster.leave(selfHostPort);
+        return;
+      }
       if (OUT.has(watch.state)) return;
       cluster.leave(selfHostPort);
       await watch.until((s) => OUT.has(s), signal);

@@ -219,6 +219,8 @@ export class MembershipMachine {
   private out: MembershipOutput[] = [];
   private nowMs = 0;
   private seedJoin: SeedJoinMachine | null = null;
+  /** Leave was asked before this node became a member: it joins nothing any more. */
+  private leftBeforeJoining = false;
   private joinedWith: Address | undefined;
   private joinedOnceFlag = false;
   private readonly detectors = new Map<string, PhiAccrualFailureDetector>();
@@ -323,6 +325,14 @@ export class MembershipMachine {
         this.join(input.to);
         break;
       case "leave":
+        if (
+          input.host === this.self.address.host &&
+          input.port === this.self.address.port &&
+          selfMember(this.ms) === undefined
+        ) {
+          this.leaveBeforeJoining();
+          break;
+        }
         this.changeMember(input.host, input.port, (m) =>
           m.status === "up" || m.status === "weakly-up" || m.status === "joining"
             ? withStatus(m, "leaving")
@@ -395,9 +405,27 @@ export class MembershipMachine {
   }
 
   private join(to: Address): void {
+    if (this.leftBeforeJoining) return;
     this.joinedWith = to;
     if (to.host === this.self.address.host && to.port === this.self.address.port) this.joinSelf();
     else this.sendJoin(to);
+  }
+
+  /**
+   * Leave before this node is a member (a shutdown while it still tries to join): it
+   * stops trying and accepts no Welcome afterwards, so a process on its way out does not
+   * join a cluster only to vanish from it when its shutdown stops the membership
+   * (simulator S20wL seed 373: such a member was welcomed into a new cluster, became up
+   * and ran a singleton, then stopped without leaving, and the cluster waited for the
+   * failure detector and the resolver).
+   */
+  private leaveBeforeJoining(): void {
+    if (this.leftBeforeJoining) return;
+    this.leftBeforeJoining = true;
+    this.log("info", "leaving before joining a cluster: no longer trying to join");
+    if (this.seedJoin === null) return;
+    this.seedJoin = null;
+    this.out.push({ type: "cancel-seed-timers" });
   }
 
   private down(host: string, port: number): void {
@@ -1011,6 +1039,7 @@ export class MembershipMachine {
   }
 
   private onWelcomeMessage(from: UniqueAddress, gossip: Gossip): void {
+    if (this.leftBeforeJoining) return;
     const joinedWith = this.joinedWith ?? from.address;
     const outcome = onWelcome(this.ms, { from, gossip }, joinedWith);
     if (outcome.type !== "welcomed") return;

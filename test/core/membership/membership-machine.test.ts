@@ -1235,6 +1235,43 @@ describe("membership machine: a member that was never up, cut off from every up 
   });
 });
 
+describe("membership machine: leave before joining", () => {
+  it("a node that leaves while it still tries to join stops trying and joins nothing", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a"]);
+    w.add("e");
+    w.partition(["a"], ["e"]);
+    w.feed("e", { type: "start" });
+    w.run(6000);
+    expect(w.isMember("e")).toBe(false);
+    // its shutdown's cluster-leave phase asks it to leave: it is no member yet
+    const before = w.outputs.length;
+    expect(w.feed("e", { type: "leave", host: "e", port: 2552 })).toEqual([
+      "e: info leaving before joining a cluster: no longer trying to join",
+    ]);
+    expect(w.outputs.slice(before).map((o) => o.output.type)).toEqual([
+      "log",
+      "cancel-seed-timers",
+    ]);
+    // a second leave changes nothing
+    expect(w.feed("e", { type: "leave", host: "e", port: 2552 })).toEqual([]);
+    w.heal();
+    w.run(30_000);
+    expect(w.isMember("e")).toBe(false);
+    expect(w.view("a")).toBe("a=up");
+    // a Welcome already on its way is not accepted either (a answers a Join e sent before)
+    w.feed("a", {
+      type: "received",
+      from: w.uniqueAddressOf("e"),
+      message: { kind: MembershipKind.Join, roles: [], appVersion: "1.0.0" },
+    });
+    w.deliver();
+    expect(w.isMember("e")).toBe(false);
+    // and a join asked by hand does nothing
+    expect(w.feed("e", { type: "join", to: addressOf("shardkit", "sk", "a", 2552) })).toEqual([]);
+  });
+});
+
 describe("membership machine: auto-down", () => {
   it("with auto-down active each side downs the other, whatever the sizes", () => {
     const w = new MembershipWorld({

@@ -1176,6 +1176,54 @@ describe("membership machine: a member that was never up, cut off from every up 
     expect(w.isStopped("c")).toBe(false);
   });
 
+  it("with actBeforeFirstConvergence the rule is off: a never-up member may down others, so it waits for a leader", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      downing: {
+        stableAfterMs: 5000,
+        activeStrategy: "keep-majority",
+        actBeforeFirstConvergence: true,
+      },
+      downingByNode: { c: { stableAfterMs: 3_600_000 } },
+    });
+    w.formCluster(["a"]);
+    w.add("c").add("e");
+    w.feed("c", { type: "start" });
+    w.deliver();
+    w.feed("e", { type: "start" });
+    w.deliver();
+    w.partition(["a"], ["c", "e"]);
+    w.run(30_000);
+    expect(w.trace.filter((l) => l.startsWith("e: ") && / DOWN /.test(l))).toEqual([]);
+    expect(w.isStopped("e")).toBe(false);
+  });
+
+  it("a member that has been up, now exiting, waits for its side's leader (here a joiner)", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      downing: { stableAfterMs: 5000, activeStrategy: "keep-majority", downAllWhenUnstable: "off" },
+      // "0" stands for a joiner that does not act (it sorts first: the fallback leader)
+      downingByNode: { "0": { stableAfterMs: 3_600_000 } },
+    });
+    w.formCluster(["a", "b", "c"]);
+    // c holds its removal (its shutdown's exiting tasks), leaves and becomes exiting
+    w.feed("c", { type: "hold-removal-until-exiting-completed" });
+    w.feed("c", { type: "leave", host: "c", port: 2552 });
+    w.runUntil(() => w.statusOf("c", "c") === "exiting", 20_000);
+    // a joiner arrives through a while c is still exiting; then c and it are cut off
+    w.add("0");
+    w.feed("0", { type: "start" });
+    w.runUntil(() => w.statusOf("c", "0") === "joining", 20_000);
+    w.partition(["a", "b"], ["c", "0"]);
+    const start = w.trace.length;
+    w.run(30_000);
+    const lines = w.trace.slice(start);
+    expect(w.statusOf("c", "c")).toBe("exiting");
+    // every up member is unreachable from c, but c has been up: the never-up rule is not
+    // its; its fallback leader is the joiner "0", so c downs no one
+    expect(lines.filter((l) => l.startsWith("c: ") && / DOWN /.test(l))).toEqual([]);
+  });
+
   it("does not decide while it still reaches a leaving member (that one leads its side)", () => {
     const w = new MembershipWorld({
       seeds: ["a"],

@@ -1292,6 +1292,9 @@ describe("membership machine: leave before joining", () => {
     w.feed("e", { type: "start" });
     w.run(6000);
     expect(w.isMember("e")).toBe(false);
+    // leave for another node, or for another port of this host, is no leave of e
+    expect(w.feed("e", { type: "leave", host: "a", port: 2552 })).toEqual([]);
+    expect(w.feed("e", { type: "leave", host: "e", port: 2553 })).toEqual([]);
     // its shutdown's cluster-leave phase asks it to leave: it is no member yet
     const before = w.outputs.length;
     expect(w.feed("e", { type: "leave", host: "e", port: 2552 })).toEqual([

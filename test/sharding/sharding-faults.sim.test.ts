@@ -524,7 +524,10 @@ describe.each(simSeeds(LEASE_SEEDS))(
 // (fixed: leave before joining stops the join attempts, docs/shutdown.md). Seed 315:
 // overlapping partitions downed every member early; restarts only tried to join the
 // dead cluster and no trigger fired (the scenario now restarts one as the first).
-const BIASED_LEASE_SEEDS = [3, 5, 46, 32, 116, 373, 315];
+// Seed 981: b was welcomed by c, which crashed before it told anyone; the leader a
+// ignored b's gossip and b stayed joining for ever (fixed: a joiner the leader has not
+// seen joins again, docs/cluster.md).
+const BIASED_LEASE_SEEDS = [3, 5, 46, 32, 116, 373, 315, 981];
 
 describe.each(simSeeds(BIASED_LEASE_SEEDS))(
   "sharding with leases under faults timed at the windows (seed %i)",

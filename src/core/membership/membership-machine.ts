@@ -219,6 +219,8 @@ export class MembershipMachine {
   private out: MembershipOutput[] = [];
   private nowMs = 0;
   private seedJoin: SeedJoinMachine | null = null;
+  /** Since when the leader of this view has not seen this joining member's gossip. */
+  private unseenByLeaderSince: number | undefined;
   /** Leave was asked before this node became a member: it joins nothing any more. */
   private leftBeforeJoining = false;
   private joinedWith: Address | undefined;
@@ -629,6 +631,38 @@ export class MembershipMachine {
       this.broadcastPending = true;
     }
     this.downingTick();
+    this.joinAgainIfUnseen();
+  }
+
+  /**
+   * A joining (or weakly-up) member whose view's leader has not seen its gossip for
+   * `retryUnsuccessfulJoinAfterMs` sends that leader its Join again. The member that
+   * welcomed it may have crashed before it told anyone, and a leader ignores gossip from a
+   * node it does not know: the joiner would wait for ever (simulator S20wL seed 981). A
+   * leader that knows it answers with its Welcome again; one that does not admits it.
+   */
+  private joinAgainIfUnseen(): void {
+    const status = selfMember(this.ms)?.status;
+    const l = leader(this.ms);
+    if (
+      (status !== "joining" && status !== "weakly-up") ||
+      l === undefined ||
+      key(l) === key(this.self) ||
+      seenByNode(this.ms.latestGossip, l)
+    ) {
+      this.unseenByLeaderSince = undefined;
+      return;
+    }
+    if (this.unseenByLeaderSince === undefined) {
+      this.unseenByLeaderSince = this.nowMs;
+      return;
+    }
+    if (this.nowMs - this.unseenByLeaderSince < this.settings.retryUnsuccessfulJoinAfterMs) return;
+    this.unseenByLeaderSince = this.nowMs;
+    this.log("info", "the leader has not seen this joining member: joining again", {
+      leader: key(l),
+    });
+    this.sendJoin(l.address);
   }
 
   /**

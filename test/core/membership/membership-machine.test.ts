@@ -1283,6 +1283,54 @@ describe("membership machine: a member that was never up, cut off from every up 
   });
 });
 
+describe("membership machine: a joiner whose welcome nobody else heard of", () => {
+  it("joins again through its view's leader once that leader has not seen it for retryUnsuccessfulJoinAfterMs", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      downing: { stableAfterMs: 5000, activeStrategy: "keep-majority" },
+    });
+    w.formCluster(["a", "c"]);
+    // e asks c directly; c welcomes it and crashes before it gossips e to anyone
+    w.add("e");
+    w.feed("e", { type: "join", to: w.uniqueAddressOf("c").address });
+    w.deliver();
+    expect(w.statusOf("e", "e")).toBe("joining");
+    expect(w.statusOf("a", "e")).toBe("-");
+    w.partition(["c"], ["a", "e"]);
+    const start = w.trace.length;
+    w.run(40_000);
+    const lines = w.trace.slice(start);
+    // a ignores e's gossip (e is no member of its view) until e joins again through it
+    expect(lines.filter((l) => l.startsWith("e: info the leader has not seen"))).toEqual([
+      "e: info the leader has not seen this joining member: joining again",
+    ]);
+    expect(w.statusOf("a", "e")).toBe("up");
+    expect(w.statusOf("e", "e")).toBe("up");
+  });
+
+  it("does not join again while its leader sees its gossip, however long it stays joining", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      // no weakly-up, and a resolver that does not decide within the test
+      settings: { allowWeaklyUpMembersMs: 0 },
+      downing: { stableAfterMs: 3_600_000, activeStrategy: "keep-majority" },
+    });
+    w.formCluster(["a", "b", "c"]);
+    // b is cut off from a: no convergence, so the leader a moves nobody up
+    w.partition(["a"], ["b"]);
+    w.run(5000);
+    w.add("e");
+    w.feed("e", { type: "start" });
+    w.run(40_000);
+    expect(w.statusOf("e", "e")).toBe("joining");
+    expect(w.statusOf("a", "e")).toBe("joining");
+    expect(w.trace.filter((l) => l.includes("joining again"))).toEqual([]);
+    w.heal();
+    w.run(20_000);
+    expect(w.statusOf("e", "e")).toBe("up");
+  });
+});
+
 describe("membership machine: leave before joining", () => {
   it("a node that leaves while it still tries to join stops trying and joins nothing", () => {
     const w = new MembershipWorld({ seeds: ["a"] });

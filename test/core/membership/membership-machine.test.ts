@@ -1332,6 +1332,15 @@ describe("membership machine: a joiner whose welcome nobody else heard of", () =
 });
 
 describe("membership machine: leave before joining", () => {
+  it("without seed nodes there is no seed timer to cancel", () => {
+    const w = new MembershipWorld({ seeds: [] });
+    w.add("e");
+    w.feed("e", { type: "start" });
+    const before = w.outputs.length;
+    w.feed("e", { type: "leave", host: "e", port: 2552 });
+    expect(w.outputs.slice(before).map((o) => o.output.type)).toEqual(["log"]);
+  });
+
   it("a node that leaves while it still tries to join stops trying and joins nothing", () => {
     const w = new MembershipWorld({ seeds: ["a"] });
     w.formCluster(["a"]);

@@ -1298,14 +1298,61 @@ describe("membership machine: a joiner whose welcome nobody else heard of", () =
     expect(w.statusOf("a", "e")).toBe("-");
     w.partition(["c"], ["a", "e"]);
     const start = w.trace.length;
+    const start0 = w.now;
     w.run(40_000);
     const lines = w.trace.slice(start);
-    // a ignores e's gossip (e is no member of its view) until e joins again through it
-    expect(lines.filter((l) => l.startsWith("e: info the leader has not seen"))).toEqual([
-      "e: info the leader has not seen this joining member: joining again",
+    // a ignores e's gossip (e is no member of its view) until e joins again through it,
+    // retryUnsuccessfulJoinAfterMs (10 s) after its first leader round without a's seen mark
+    const line = "e: info the leader has not seen this joining member: joining again";
+    expect(lines.filter((l) => l.startsWith("e: info the leader has not seen"))).toEqual([line]);
+    const after = (w.when(line) as number) - start0;
+    // the first leader round (one tick after the cut) starts the count; the Join goes out
+    // on the round 10 s later, not one round after that
+    expect(after).toBe(TICK_MS + 10_000);
+    expect(logsOf(w, "e", "the leader has not seen this joining member: joining again")).toEqual([
+      { level: "info", fields: { leader: uniqueAddressToString(w.uniqueAddressOf("a")) } },
     ]);
     expect(w.statusOf("a", "e")).toBe("up");
     expect(w.statusOf("e", "e")).toBe("up");
+  });
+
+  it("a weakly-up member joins again too", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      settings: { allowWeaklyUpMembersMs: 1000 },
+      downing: { stableAfterMs: 3_600_000, activeStrategy: "keep-majority" },
+    });
+    w.formCluster(["a", "b", "c"]);
+    // a can not converge (b and c are cut off from it): e joins through a, which moves it
+    // to weakly-up; only a knows e
+    w.partition(["a"], ["b", "c"]);
+    w.add("e");
+    w.feed("e", { type: "start" });
+    w.runUntil(() => w.statusOf("e", "e") === "weakly-up", 20_000);
+    expect(w.statusOf("b", "e")).toBe("-");
+    // then a goes away for e too: e's leader is b, which ignores e's gossip
+    w.partition(["a"], ["e"]);
+    w.run(30_000);
+    expect(w.trace.filter((l) => l.startsWith("e: info the leader has not seen"))).toHaveLength(1);
+    expect(w.statusOf("b", "e")).not.toBe("-");
+  });
+
+  it("only a joiner joins again: up members whose leader has not seen their gossip do not", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      // a long acceptable pause: the paused leader a stays reachable
+      failureDetector: { acceptableHeartbeatPauseMs: 60_000 },
+    });
+    w.formCluster(["a", "b", "c"]);
+    w.pause("a");
+    // b and c change their view while a can not see it: e joins through b
+    w.add("e");
+    w.feed("e", { type: "join", to: w.uniqueAddressOf("b").address });
+    w.run(25_000);
+    const again = w.trace
+      .filter((l) => l.includes("joining again"))
+      .map((l) => l.slice(0, l.indexOf(":")));
+    expect([...new Set(again)]).toEqual(["e"]);
   });
 
   it("does not join again while its leader sees its gossip, however long it stays joining", () => {

@@ -23,6 +23,7 @@
  */
 import type { SbrSettingsOverrides } from "../../../src/core/downing/sbr-settings.js";
 import { resolveSbrSettings } from "../../../src/core/downing/sbr-settings.js";
+import type { PhiAccrualSettings } from "../../../src/core/failure-detector/phi-accrual-settings.js";
 import { type Address, addressOf } from "../../../src/core/membership/address.js";
 import type { ClusterEvent } from "../../../src/core/membership/cluster-events.js";
 import {
@@ -75,6 +76,8 @@ export interface WorldOptions {
   readonly hasLease?: boolean;
   /** Roles per node name; a node not named has none. */
   readonly roles?: Readonly<Record<string, readonly string[]>>;
+  /** Failure detector settings of every node. */
+  readonly failureDetector?: Partial<PhiAccrualSettings>;
   /** Downing overrides per node name, over `downing`. */
   readonly downingByNode?: Readonly<Record<string, SbrSettingsOverrides>>;
 }
@@ -109,6 +112,9 @@ export class MembershipWorld {
         }),
         seedNodes: (this.options.seeds ?? []).map((s) => this.addressOf(s)),
         hasLease: this.options.hasLease ?? false,
+        ...(this.options.failureDetector === undefined
+          ? {}
+          : { failureDetector: this.options.failureDetector }),
         // gossip targets: always the first candidate (the choice is not under test here)
         random: { next: () => 0, nextInt: () => 0 },
       },

@@ -432,6 +432,28 @@ describe("SimNetwork partitions and clogs", () => {
     expect(ok.remote).toEqual(serverB.address);
   });
 
+  it("a connect started during a partition sends its SYN again (1 s, 2 s, 4 s, ...) and completes soon after the heal", async () => {
+    const { world, net, a, b } = setup(1, { connectTimeoutMs: 10_000 });
+    net.configureLink("a", "b", { latencyMs: 3 });
+    net.configureLink("b", "a", { latencyMs: 3 });
+    const serverB = await serve(world, b);
+    net.partition(["a"], ["b"]);
+    const t0 = world.now;
+    let connectedAt: number | undefined;
+    const pending = a.connect(serverB.address).then((c) => {
+      connectedAt = world.now;
+      return c;
+    });
+    // SYNs at t0, t0 + 1 s, t0 + 3 s, t0 + 7 s: the cut heals at t0 + 2.5 s, so the third
+    // one (t0 + 3 s) gets through, its SYN-ACK 3 ms later
+    world.schedule(2_500, () => net.heal());
+    await world.advance(5_000);
+    expect(connectedAt).toBe(t0 + 3_000 + 6);
+    const c = await pending;
+    expect(c.remote).toEqual(serverB.address);
+    expect(serverB.accepted.length).toBe(1);
+  });
+
   it("isolate cuts a node off from every other node", async () => {
     const { world, net, a } = setup(1, { connectTimeoutMs: 100 });
     const c = net.transportFor("c");

@@ -5,8 +5,11 @@
  * listens (connect-refused), RST when the link's connectFailProbability fires (an
  * injected handshake reset), SYN-ACK otherwise (server -> client, one sampled delay) ->
  * the client's connect resolves and its final ACK opens the connection on the server
- * (see VirtualConnection). A packet that meets a partition vanishes, so the attempt ends
- * only by its timeout (connect-timeout). An unknown host behaves the same way.
+ * (see VirtualConnection). A packet that meets a partition vanishes. As TCP does, the
+ * client sends its SYN again while no answer came: after SYN_RTO_INITIAL_MS, then after
+ * twice as long each time (1 s, 2 s, 4 s, ...), so an attempt started during a partition
+ * completes soon after the partition heals; otherwise it ends by its timeout
+ * (connect-timeout). An unknown host never answers.
  *
  * If the client's process crashes meanwhile the attempt is abandoned: its promise never
  * settles, exactly like code in a dead process.
@@ -17,6 +20,12 @@ import type { HostPort } from "../../../ports/transport.js";
 import { connectRefused, connectTimeout, formatAddress, handshakeReset } from "./net-errors.js";
 import type { SimEndpoint } from "./sim-endpoint.js";
 import type { SimListener } from "./sim-listener.js";
+
+/**
+ * The first SYN retransmission timeout (ms), doubled at each retransmission: the initial
+ * RTO of RFC 6298 and Linux.
+ */
+export const SYN_RTO_INITIAL_MS = 1000;
 
 /** What an attempt needs from the network. */
 export interface AttemptHost {
@@ -44,6 +53,7 @@ export interface AttemptOwner {
 export class ConnectAttempt {
   private done = false;
   private timer: Disposable | undefined;
+  private retransmit: Disposable | undefined;
 
   constructor(
     private readonly host: AttemptHost,
@@ -61,7 +71,15 @@ export class ConnectAttempt {
     }
     const server = this.host.nodeOfHost(this.target.host);
     if (server === undefined) return;
+    this.sendSyn(server, SYN_RTO_INITIAL_MS);
+  }
+
+  /** Sends a SYN, and again after `rtoMs` (doubled each time) until an answer came. */
+  private sendSyn(server: string, rtoMs: number): void {
     this.host.sendPacket(this.owner.nodeName, server, () => this.onSyn(server));
+    this.retransmit = this.host.schedule(rtoMs, () => {
+      if (!this.done) this.sendSyn(server, rtoMs * 2);
+    });
   }
 
   /** Fails the attempt (timeout, refusal, transport closed). */
@@ -105,6 +123,8 @@ export class ConnectAttempt {
     this.done = true;
     this.timer?.dispose();
     this.timer = undefined;
+    this.retransmit?.dispose();
+    this.retransmit = undefined;
     this.owner.ended(this);
   }
 }

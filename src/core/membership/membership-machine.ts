@@ -642,6 +642,7 @@ export class MembershipMachine {
    * leader that knows it answers with its Welcome again; one that does not admits it.
    */
   private joinAgainIfUnseen(): void {
+    if (this.settings.retryUnsuccessfulJoinAfterMs === 0) return; // never
     const status = selfMember(this.ms)?.status;
     const l = leader(this.ms);
     if (

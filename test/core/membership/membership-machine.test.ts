@@ -1316,6 +1316,22 @@ describe("membership machine: a joiner whose welcome nobody else heard of", () =
     expect(w.statusOf("e", "e")).toBe("up");
   });
 
+  it("with retryUnsuccessfulJoinAfterMs 0 (never) it does not join again", () => {
+    const w = new MembershipWorld({
+      seeds: ["a"],
+      settings: { retryUnsuccessfulJoinAfterMs: 0 },
+      downing: { stableAfterMs: 5000, activeStrategy: "keep-majority" },
+    });
+    w.formCluster(["a", "c"]);
+    w.add("e");
+    w.feed("e", { type: "join", to: w.uniqueAddressOf("c").address });
+    w.deliver();
+    w.partition(["c"], ["a", "e"]);
+    w.run(40_000);
+    expect(w.trace.filter((l) => l.includes("joining again"))).toEqual([]);
+    expect(w.statusOf("a", "e")).toBe("-");
+  });
+
   it("a weakly-up member joins again too", () => {
     const w = new MembershipWorld({
       seeds: ["a"],

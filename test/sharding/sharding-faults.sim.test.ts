@@ -539,7 +539,10 @@ describe.each(simSeeds(LEASE_SEEDS))(
 // seen joins again, docs/cluster.md).
 // Seed 1574: the scenario took the cluster for settled while e still saw restarted
 // members' old incarnations (now checked), then asked through a member that went away.
-const BIASED_LEASE_SEEDS = [3, 5, 46, 32, 116, 373, 315, 981, 1574];
+// Seed 210: a region cached "no such actor" for its own coordinator's id (named earlier
+// by the previous process at its address) and looped for ever at one instant, watching a
+// dead ref (fixed: local ids are never cached, src/cluster/sharding/sharding-messages.ts).
+const BIASED_LEASE_SEEDS = [3, 5, 46, 32, 116, 373, 315, 981, 1574, 210];
 
 describe.each(simSeeds(BIASED_LEASE_SEEDS))(
   "sharding with leases under faults timed at the windows (seed %i)",

@@ -28,7 +28,12 @@ const ACTOR_ID_REFS_MAX = 10_000;
 
 /**
  * Resolves actor ids to refs, reusing them: a remote ref caches its encoded wire path,
- * so regions and the coordinator do not rebuild one per message.
+ * so regions and the coordinator do not rebuild one per message. A local id is resolved
+ * anew each time (a map lookup) and never cached: it may name an actor that does not
+ * exist yet. An id carries no process incarnation, so a message of the previous process
+ * at this address can name this process's coordinator before it starts; a cached miss
+ * then made the region watch a dead ref, see its coordinator "gone" at once, ask again and
+ * loop for ever at one instant (simulator S20wL seed 210).
  */
 export class ActorIdRefs {
   private readonly refs = new Map<string, ActorRef<ShardingMsg>>();
@@ -41,6 +46,7 @@ export class ActorIdRefs {
     const p = splitActorId(id);
     if (p === undefined) return undefined;
     const ref = this.remoting.actorRefFor<ShardingMsg>(p.node, p.path);
+    if (p.node === this.remoting.address) return ref;
     if (this.refs.size >= ACTOR_ID_REFS_MAX) this.refs.clear();
     this.refs.set(id, ref);
     return ref;

@@ -5,8 +5,12 @@
 // runs (bounded memory, progress after each batch, suitable for long runs), and ends with
 // a sweep report: seeds run, tests run, failures, and one replay command per failure.
 // `--filter` runs only the tests whose name contains the text (vitest -t), e.g. "S20w".
+// `--batch-timeout <s>` (default 1200) bounds one batch's wall time: a seed whose run never
+// ends (a livelock at one virtual instant spins its worker, and vitest's test timeout
+// cannot interrupt synchronous code) would otherwise stall the sweep for good. The batch's
+// processes are killed and the batch is reported with its seed range.
 // Exit code: 0 when every test passed, 1 otherwise, 2 on bad arguments.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,13 +20,14 @@ const arg = (name, fallback) => {
   return i >= 0 ? process.argv[i + 1] : fallback;
 };
 const usage =
-  "usage: npm run sim -- --scenario <membership|remoting|singleton|sharding-faults|sharding-order|sharding-passivation|...> [--seeds 100] [--from 1] [--batch 25] [--filter <test name text>]";
+  "usage: npm run sim -- --scenario <membership|remoting|singleton|sharding-faults|sharding-order|sharding-passivation|...> [--seeds 100] [--from 1] [--batch 25] [--filter <test name text>] [--batch-timeout <seconds, 1200>]";
 const scenario = arg("scenario", undefined);
 const count = Number(arg("seeds", "100"));
 const from = Number(arg("from", "1"));
 const batch = Number(arg("batch", "25"));
 const filter = arg("filter", undefined);
-if (!scenario || ![count, from, batch].every((n) => Number.isInteger(n) && n > 0)) {
+const batchTimeoutS = Number(arg("batch-timeout", "1200"));
+if (!scenario || ![count, from, batch, batchTimeoutS].every((n) => Number.isInteger(n) && n > 0)) {
   console.error(usage);
   process.exit(2);
 }
@@ -38,6 +43,31 @@ const dir = mkdtempSync(join(tmpdir(), "shardkit-sim-"));
 const started = Date.now();
 let tests = 0;
 let crashedBatches = 0;
+/** Batches killed at --batch-timeout: their seed ranges. */
+const timedOutBatches = [];
+
+/**
+ * Runs one vitest batch in its own process group; kills the whole group (vitest and its
+ * workers) when it outlives `timeoutMs`. Resolves true when it ended by itself.
+ */
+const runBatch = (args, env, timeoutMs) =>
+  new Promise((resolve) => {
+    const child = spawn("npx", args, {
+      stdio: ["ignore", "inherit", "inherit"],
+      env,
+      detached: true,
+    });
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {}
+      resolve(false);
+    }, timeoutMs);
+    child.on("exit", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
 /** Failures: { seed, name, message }. */
 const failures = [];
 const seedsWithFailure = new Set();
@@ -54,10 +84,18 @@ try {
     const args = ["vitest", "run", file, "--reporter=dot", "--reporter=json"];
     args.push(`--outputFile.json=${out}`);
     if (filter) args.push("-t", filter);
-    spawnSync("npx", args, {
-      stdio: ["ignore", "inherit", "inherit"],
-      env: { ...process.env, SHARDKIT_SIM_SEEDS: `${lo}-${hi}` },
-    });
+    const ended = await runBatch(
+      args,
+      { ...process.env, SHARDKIT_SIM_SEEDS: `${lo}-${hi}` },
+      batchTimeoutS * 1000,
+    );
+    if (!ended) {
+      timedOutBatches.push(`${lo}-${hi}`);
+      console.error(
+        `[sim] seeds ${lo}-${hi}: no end within ${batchTimeoutS} s (a seed that never ends?); batch killed`,
+      );
+      continue;
+    }
     if (!existsSync(out)) {
       crashedBatches++;
       console.error(`[sim] seeds ${lo}-${hi}: vitest wrote no report (crashed?)`);
@@ -93,6 +131,10 @@ console.log(`tests run:  ${tests}`);
 console.log(
   `failures:   ${failures.length} test(s) on ${seedsWithFailure.size} seed(s)${crashedBatches > 0 ? `; ${crashedBatches} batch(es) without a report` : ""}`,
 );
+for (const range of timedOutBatches)
+  console.log(
+    `- seeds ${range}: the batch did not end within ${batchTimeoutS} s (killed); run them one by one: SHARDKIT_SIM_SEEDS=<seed> npx vitest run ${file}${filter ? ` -t ${quote(filter)}` : ""}`,
+  );
 console.log(`time:       ${Math.round((Date.now() - started) / 1000)} s`);
 for (const f of failures) {
   console.log(`- seed ${f.seed ?? "?"}: ${f.name}`);
@@ -104,4 +146,4 @@ for (const f of failures) {
     `    replay: SHARDKIT_SIM_SEEDS=${f.seed ?? "<seed>"} npx vitest run ${file} -t ${quote(pattern)}`,
   );
 }
-process.exit(failures.length > 0 || crashedBatches > 0 ? 1 : 0);
+process.exit(failures.length > 0 || crashedBatches > 0 || timedOutBatches.length > 0 ? 1 : 0);

@@ -236,7 +236,10 @@ class FaultyCluster {
 // removed as a leaver with its shards still running, and the next coordinator, in
 // regions recovery, never knew them and started two elsewhere (fixed: a region stops its
 // shards when its member leaves, in the cluster-leave phase).
-const SEEDS = [1, 2, 3, 4, 5, 6, 292, 419, 464, 616, 977, 416];
+// seed 27: the resolver's "still indirectly connected: down all" is what stops the other
+// side of a split here; a change that dropped a cycle member's records about members
+// others see unreachable too (to spare S20wL seed 46 a down-all) ran entities twice.
+const SEEDS = [1, 2, 3, 4, 5, 6, 292, 419, 464, 616, 977, 416, 27];
 // a few in `npm test` (each is slower than S20); sweep more with --filter S20w
 const BIASED_SEEDS = [3, 5];
 
@@ -522,7 +525,8 @@ describe.each(simSeeds(LEASE_SEEDS))(
 // S20w with shard leases: the faults timed at hand-offs, passivations and coordinator
 // moves, with the leases and fencing of S20L. Sweep with --filter S20wL. Seed 46: two
 // crashes in a row (the second member had seen the first go) made the resolver down the
-// whole cluster, so no trigger ever fired (fixed: docs/cluster.md, the second look).
+// whole cluster (the resolver's down-all, kept: see seed 27 above), so no trigger ever
+// fired; passes since the scenario restarts one process as the first of a new cluster.
 // Seed 32: after a coordinator fail-over two regions' stale caches named each other as
 // shard 27's home and passed r-6's messages back and forth for ever (fixed: a forwarded
 // message is never forwarded again, docs/sharding-region.md). Seed 116: e joined b's

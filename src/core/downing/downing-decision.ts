@@ -9,10 +9,8 @@
  *   side, self included); down-all: every downable node;
  * - down-indirectly-connected: the indirectly connected nodes, plus what the strategy
  *   decides about the remaining unreachable nodes once the records between indirectly
- *   connected nodes (and records involving non-downable nodes) are dropped, and so are
- *   the records of a cycle member about a node that a member outside the indirectly
- *   connected sees unreachable too; if that second look again finds indirectly connected
- *   nodes, down all;
+ *   connected nodes (and records involving non-downable nodes) are dropped; if that
+ *   second look again finds indirectly connected nodes, down all;
  * - lease-majority: without `leaseAcquired` the outcome is "acquire-lease" (after
  *   `delayMs`); with the lease this side keeps running (down-unreachable or
  *   down-indirectly-connected); without it this side downs itself (down-reachable, or
@@ -109,20 +107,10 @@ function additionalWhenIndirect(
 ): Set<string> | "down-all" {
   if ([...ctx.unreachable].every((k) => ic.all.has(k))) return new Set();
   const { cycle, seenWhileUnreachable: seen } = ic;
-  const counted = ctx.records.filter(
-    (r) => downable.has(nodeKey(r.observer)) && downable.has(nodeKey(r.subject)),
-  );
-  // Subjects that an observer outside the indirectly connected sees unreachable too: this
-  // side cannot reach them whatever a cycle member says about them, so a cycle member's
-  // record about one is no evidence of a cycle (a member that crashed after it saw an
-  // earlier crash would otherwise make the second look down all; docs/cluster.md).
-  const independentlyUnreachable = new Set(
-    counted.filter((r) => !ic.all.has(nodeKey(r.observer))).map((r) => nodeKey(r.subject)),
-  );
-  const records = counted.filter((r) => {
+  const records = ctx.records.filter((r) => {
     const o = nodeKey(r.observer);
     const s = nodeKey(r.subject);
-    if (cycle.has(o) && independentlyUnreachable.has(s)) return false;
+    if (!downable.has(o) || !downable.has(s)) return false;
     return !((cycle.has(o) && cycle.has(s)) || (seen.has(o) && seen.has(s)));
   });
   const rest = withRecords(ctx, records);

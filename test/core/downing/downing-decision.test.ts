@@ -98,11 +98,13 @@ describe("downing decision", () => {
     );
   });
 
-  it("a member that crashed after it saw an earlier crash does not make the second look down all", () => {
+  it("a member that crashed after it saw an earlier crash makes the second look down all (kept on purpose)", () => {
     // simulator S20wL seed 46: d crashed; b saw d unreachable, gossiped it, then crashed
-    // too; a, c and e see both unreachable. b observes and is observed (a cycle member),
-    // but d is unreachable from a, c and e whatever b says: b -> d is no evidence of a
-    // cycle. Akka's second look keeps it and downs all, a healthy majority included.
+    // too; a, c and e see both unreachable. b observes and is observed (a cycle member);
+    // its record about d keeps it one after the second look, so everything is downed, as
+    // Akka does. Dropping such a record (d is unreachable from a, c and e anyway) was
+    // tried: S20 seed 27 (leases off) then ran entities twice, because down-all was what
+    // stopped the other side of a real split there (docs/cluster.md).
     const [d4, e5] = [n("d"), n("e")];
     const members = [a, b, c, d4, e5].map((x, i) =>
       memberFrom({ uniqueAddress: x, status: "up", upNumber: i + 1 }),
@@ -115,34 +117,8 @@ describe("downing decision", () => {
       sbrViewOf(membershipStateOf({ latestGossip: twoCrashes, selfUniqueAddress: a })),
     );
     if (d.type !== "down") throw new Error(d.type);
-    expect(d.decision).toBe("down-indirectly-connected");
-    expect(d.down).toEqual([b, d4]);
+    expect(d.decision).toBe("down-all");
     expect(d.indirectlyConnected).toEqual([b]);
-    expect(d.reason).toBe("keep-majority: indirectly connected nodes");
-    // the same records seen from a minority (e, f, g of 7, which also lost a and c): a and
-    // c observe and are observed, so they are indirectly connected with b; the second look
-    // then finds the minority, so this side downs itself and the indirectly connected, and
-    // leaves d (unreachable, no cycle member) to the other side
-    const [f6, g7] = [n("f"), n("g")];
-    const seven = [
-      ...members,
-      ...[f6, g7].map((x, i) => memberFrom({ uniqueAddress: x, status: "up", upNumber: 6 + i })),
-    ];
-    let r7 = r;
-    for (const o of [e5, f6, g7]) r7 = markUnreachable(markUnreachable(r7, o, a), o, c);
-    const minority = decideDowning(
-      { type: "keep-majority" },
-      sbrViewOf(
-        membershipStateOf({
-          latestGossip: gossipOf({ members: seven, reachability: r7 }),
-          selfUniqueAddress: e5,
-        }),
-      ),
-    );
-    if (minority.type !== "down") throw new Error(minority.type);
-    expect(minority.decision).toBe("down-indirectly-connected");
-    expect(minority.down).toEqual([a, b, c, e5, f6, g7]);
-    expect(minority.reason).toBe("keep-majority: indirectly connected nodes");
   });
 
   it("the view holds the own data center only, and no record that is reachable again or about a non-member", () => {

@@ -1148,12 +1148,15 @@ describe("membership machine: a removed member that talks again, many of them", 
 });
 
 describe("membership machine: a member that was never up, cut off from every up member", () => {
-  it("decides for itself and downs only itself when the joiner it still reaches does not act", () => {
+  /**
+   * a forms a cluster; c and e are welcomed, neither up yet, then cut off from a, the only
+   * up member, for 30 s. c stands for a joiner that went on to another cluster (S20wL seed
+   * 116): it answers heartbeats but never decides for this view.
+   */
+  const cutOffJoiners = (actBeforeFirstConvergence: boolean): MembershipWorld => {
     const w = new MembershipWorld({
       seeds: ["a"],
-      downing: { stableAfterMs: 5000, activeStrategy: "keep-majority" },
-      // c stands for a joiner that went on to another cluster (S20wL seed 116): it answers
-      // heartbeats but never decides for this view
+      downing: { stableAfterMs: 5000, activeStrategy: "keep-majority", actBeforeFirstConvergence },
       downingByNode: { c: { stableAfterMs: 3_600_000 } },
     });
     w.formCluster(["a"]);
@@ -1162,11 +1165,15 @@ describe("membership machine: a member that was never up, cut off from every up 
     w.deliver();
     w.feed("e", { type: "start" });
     w.deliver();
-    // both welcomed, neither up yet: cut off from a, the only up member
     expect(w.statusOf("e", "c")).toBe("joining");
     expect(w.statusOf("e", "e")).toBe("joining");
     w.partition(["a"], ["c", "e"]);
     w.run(30_000);
+    return w;
+  };
+
+  it("decides for itself and downs only itself when the joiner it still reaches does not act", () => {
+    const w = cutOffJoiners(false);
     // c sorts first, so it is the fallback leader of e's view; e decides anyway, and the
     // formation gate lets it down itself only (not a, not c)
     const downs = w.trace.filter((l) => / DOWN /.test(l) && !l.startsWith("a: "));
@@ -1177,23 +1184,7 @@ describe("membership machine: a member that was never up, cut off from every up 
   });
 
   it("with actBeforeFirstConvergence the rule is off: a never-up member may down others, so it waits for a leader", () => {
-    const w = new MembershipWorld({
-      seeds: ["a"],
-      downing: {
-        stableAfterMs: 5000,
-        activeStrategy: "keep-majority",
-        actBeforeFirstConvergence: true,
-      },
-      downingByNode: { c: { stableAfterMs: 3_600_000 } },
-    });
-    w.formCluster(["a"]);
-    w.add("c").add("e");
-    w.feed("c", { type: "start" });
-    w.deliver();
-    w.feed("e", { type: "start" });
-    w.deliver();
-    w.partition(["a"], ["c", "e"]);
-    w.run(30_000);
+    const w = cutOffJoiners(true);
     expect(w.trace.filter((l) => l.startsWith("e: ") && / DOWN /.test(l))).toEqual([]);
     expect(w.isStopped("e")).toBe(false);
   });

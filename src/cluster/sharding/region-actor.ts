@@ -348,20 +348,13 @@ class RegionDriver {
       this.forward(to, envelope);
       return;
     }
-    const input: RegionDelivery = forwarded
-      ? {
-          type: "deliver",
-          shard: envelope.shardId,
-          entityId: envelope.entityId,
-          message: envelope.message,
-          forwarded: true,
-        }
-      : {
-          type: "deliver",
-          shard: envelope.shardId,
-          entityId: envelope.entityId,
-          message: envelope.message,
-        };
+    const input: RegionDelivery = {
+      type: "deliver",
+      shard: envelope.shardId,
+      entityId: envelope.entityId,
+      message: envelope.message,
+      forwarded,
+    };
     this.driver.feed(input);
   }
 

@@ -10,6 +10,7 @@ import {
   resolveSbrSettings,
 } from "../../../src/core/downing/sbr-settings.js";
 import { addressOf } from "../../../src/core/membership/address.js";
+import type { ClusterSettings } from "../../../src/core/membership/cluster-settings.js";
 import { clockKeyOf, gossipOf, incrementVersion } from "../../../src/core/membership/gossip.js";
 import type {
   MembershipInput,
@@ -1275,19 +1276,28 @@ describe("membership machine: a member that was never up, cut off from every up 
 });
 
 describe("membership machine: a joiner whose welcome nobody else heard of", () => {
-  it("joins again through its view's leader once that leader has not seen it for retryUnsuccessfulJoinAfterMs", () => {
+  /**
+   * a and c form a cluster; e asks c directly, c welcomes it and "crashes" (cut off from
+   * a and e) before it gossips e to anyone. Returns the world at the cut.
+   */
+  const welcomedByCrashedC = (settings: Partial<ClusterSettings> = {}): MembershipWorld => {
     const w = new MembershipWorld({
       seeds: ["a"],
+      settings,
       downing: { stableAfterMs: 5000, activeStrategy: "keep-majority" },
     });
     w.formCluster(["a", "c"]);
-    // e asks c directly; c welcomes it and crashes before it gossips e to anyone
     w.add("e");
     w.feed("e", { type: "join", to: w.uniqueAddressOf("c").address });
     w.deliver();
     expect(w.statusOf("e", "e")).toBe("joining");
     expect(w.statusOf("a", "e")).toBe("-");
     w.partition(["c"], ["a", "e"]);
+    return w;
+  };
+
+  it("joins again through its view's leader once that leader has not seen it for retryUnsuccessfulJoinAfterMs", () => {
+    const w = welcomedByCrashedC();
     const start = w.trace.length;
     const start0 = w.now;
     w.run(40_000);
@@ -1308,16 +1318,7 @@ describe("membership machine: a joiner whose welcome nobody else heard of", () =
   });
 
   it("with retryUnsuccessfulJoinAfterMs 0 (never) it does not join again", () => {
-    const w = new MembershipWorld({
-      seeds: ["a"],
-      settings: { retryUnsuccessfulJoinAfterMs: 0 },
-      downing: { stableAfterMs: 5000, activeStrategy: "keep-majority" },
-    });
-    w.formCluster(["a", "c"]);
-    w.add("e");
-    w.feed("e", { type: "join", to: w.uniqueAddressOf("c").address });
-    w.deliver();
-    w.partition(["c"], ["a", "e"]);
+    const w = welcomedByCrashedC({ retryUnsuccessfulJoinAfterMs: 0 });
     w.run(40_000);
     expect(w.trace.filter((l) => l.includes("joining again"))).toEqual([]);
     expect(w.statusOf("a", "e")).toBe("-");

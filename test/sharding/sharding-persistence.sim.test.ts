@@ -21,7 +21,12 @@ import { shardIdFunctions } from "../../src/core/sharding/shard-id.js";
 import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
 import { MemorySnapshotStore } from "../../src/persistence/memory/memory-snapshot-store.js";
 import { MemoryDDataDurableStore } from "../../src/ports/ddata-durable-store.js";
-import { type Journal, type JournalEvent, PersistenceStoreError } from "../../src/ports/journal.js";
+import {
+  type Journal,
+  JournalConflictError,
+  type JournalEvent,
+  PersistenceStoreError,
+} from "../../src/ports/journal.js";
 import { isCoordinatorEvent } from "../../src/protocol/sharding.js";
 import { SimNetwork, SimWorld } from "../../src/runtime/sim/index.js";
 import { ShardingOracle } from "../../src/testing/index.js";
@@ -59,6 +64,51 @@ class SwitchableJournal implements Journal {
   append(pid: string, seq: number, events: readonly JournalEvent[]): Promise<void> {
     if (this.down) return Promise.reject(new PersistenceStoreError("append", pid, "store down"));
     return this.inner.append(pid, seq, events);
+  }
+  read(pid: string, from: number, to: number, max?: number) {
+    return this.inner.read(pid, from, to, max);
+  }
+  highestSequenceNr(pid: string) {
+    return this.inner.highestSequenceNr(pid);
+  }
+  deleteTo(pid: string, to: number) {
+    return this.inner.deleteTo(pid, to);
+  }
+  close() {
+    return this.inner.close();
+  }
+}
+
+/**
+ * A journal whose appends to one persistence id take `delayMs` of virtual time (a slow
+ * database), counting the appends the inner journal rejects with a JournalConflictError
+ * (two writers at once).
+ */
+class SlowJournal implements Journal {
+  conflicts = 0;
+  /** Rejects the next append to the slow persistence id with a JournalConflictError. */
+  conflictNext = false;
+  constructor(
+    private readonly inner: Journal,
+    private readonly world: SimWorld,
+    private readonly slowPid: string,
+    private readonly delayMs: number,
+  ) {}
+  append(pid: string, seq: number, events: readonly JournalEvent[]): Promise<void> {
+    const write = () =>
+      this.inner.append(pid, seq, events).catch((error: unknown) => {
+        if (error instanceof JournalConflictError) this.conflicts++;
+        throw error;
+      });
+    if (pid !== this.slowPid) return write();
+    if (this.conflictNext) {
+      this.conflictNext = false;
+      this.conflicts++;
+      return Promise.reject(new JournalConflictError(pid, seq));
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.world.schedule(this.delayMs, () => write().then(resolve, reject));
+    });
   }
   read(pid: string, from: number, to: number, max?: number) {
     return this.inner.read(pid, from, to, max);
@@ -379,6 +429,64 @@ describe.each(simSeeds([1, 2]))("sharding persistent coordinator state (seed %i)
     journal.down = false;
     expect(await e.world.runUntil(() => e.registry.live.has(fresh), 30_000)).toBe(true);
     expect((await ask(e, b, fresh))?.total).toBe(7);
+    expect(e.registry.violations).toEqual([]);
+    e.oracle.assertNoViolations();
+  });
+
+  it("a coordinator handed over while its write is in flight stops only after the write: its successor loads every event", async () => {
+    // The write of a coordinator event takes 300 ms. The oldest member leaves gracefully:
+    // its region hands its shards off (coordinator writes), then the singleton is handed
+    // over while the coordinator's last write is still in flight. The successor must not
+    // load the journal before that write landed (it would go on from a stale state and
+    // its first write would collide with the old one's).
+    const pid = coordinatorPersistenceId(Key.name);
+    const e0 = env(seed);
+    const journal = new SlowJournal(new MemoryJournal(), e0.world, pid, 300);
+    const e = { ...e0, journal };
+    const [a, b, c] = (await startCluster(e, ["a", "b", "c"], { remember: false })) as [
+      ClusterNode,
+      ClusterNode,
+      ClusterNode,
+    ];
+    const all = ids("h", 24);
+    for (const id of all) ClusterSharding.get(c).entityRefFor(Key, id).tell({ type: "add", n: 1 });
+    await e.world.advance(5_000);
+    let stopped = false;
+    void a.shutdown("user").then(() => {
+      stopped = true;
+    });
+    expect(await e.world.runUntil(() => stopped, 30_000), "a's shutdown").toBe(true);
+    crash(e, "a");
+    const unanswered: string[] = [];
+    for (const id of all) if ((await ask(e, b, id)) === undefined) unanswered.push(id);
+    expect(unanswered, `[sim ${e.world.describe()}] entities that did not answer`).toEqual([]);
+    expect(journal.conflicts, "writes of two coordinators collided").toBe(0);
+    expect(e.registry.violations).toEqual([]);
+    e.oracle.assertNoViolations();
+  });
+
+  it("a coordinator restarted by a journal conflict serves every shard again", async () => {
+    const pid = coordinatorPersistenceId(Key.name);
+    const e0 = env(seed);
+    const journal = new SlowJournal(new MemoryJournal(), e0.world, pid, 10);
+    const e = { ...e0, journal };
+    const [, b, c] = (await startCluster(e, ["a", "b", "c"], { remember: false })) as [
+      ClusterNode,
+      ClusterNode,
+      ClusterNode,
+    ];
+    const all = ids("r", 24);
+    for (const id of all.slice(0, 12))
+      ClusterSharding.get(c).entityRefFor(Key, id).tell({ type: "add", n: 1 });
+    await e.world.advance(3_000);
+    journal.conflictNext = true;
+    for (const id of all.slice(12))
+      ClusterSharding.get(c).entityRefFor(Key, id).tell({ type: "add", n: 1 });
+    await e.world.advance(100);
+    expect(journal.conflicts, "the conflict was injected").toBe(1);
+    const unanswered: string[] = [];
+    for (const id of all) if ((await ask(e, b, id)) === undefined) unanswered.push(id);
+    expect(unanswered, `[sim ${e.world.describe()}] entities that did not answer`).toEqual([]);
     expect(e.registry.violations).toEqual([]);
     e.oracle.assertNoViolations();
   });

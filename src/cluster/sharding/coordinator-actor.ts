@@ -93,20 +93,34 @@ type CoordMsg =
     }
   | { readonly type: "shardkit.coordinator.loaded"; readonly data: CoordinatorRecoveryData }
   | { readonly type: "shardkit.coordinator.load-failed"; readonly error: unknown }
-  | { readonly type: "shardkit.coordinator.load-retry" };
+  | { readonly type: "shardkit.coordinator.load-retry" }
+  | { readonly type: "shardkit.coordinator.drain-timeout" };
 
 /** The coordinator behavior, supervised (restart with backoff). */
 export function coordinatorBehavior(options: CoordinatorActorOptions): Behavior<CoordMsg> {
+  const registered: RegisteredRegions = { regions: [] };
   return Behaviors.supervise(
     options.store === undefined
-      ? running(options, undefined, { mode: "regions" })
-      : loading(options),
+      ? running(options, undefined, { mode: "regions" }, registered)
+      : loading(options, registered),
     SupervisorStrategy.restartWithBackoff(COORDINATOR_RESTART_BACKOFF),
   );
 }
 
+/**
+ * The regions registered with the coordinator when its actor restarted: the actor keeps
+ * its id, so its regions stay registered and never register again; the next incarnation
+ * counts them as registered (CoordinatorConfig.registered).
+ */
+interface RegisteredRegions {
+  regions: readonly string[];
+}
+
 /** stateStoreMode "persistence": load the store, then run. */
-function loading(options: CoordinatorActorOptions): Behavior<CoordMsg> {
+function loading(
+  options: CoordinatorActorOptions,
+  registered: RegisteredRegions,
+): Behavior<CoordMsg> {
   return Behaviors.setup<CoordMsg>((ctx) => {
     const store = (options.store as () => CoordinatorStore)();
     const retryMs = options.settings.persistRetryBackoffMs;
@@ -125,11 +139,12 @@ function loading(options: CoordinatorActorOptions): Behavior<CoordMsg> {
             snapshot: m.data.snapshot !== undefined,
           });
           c.stash.unstashAll();
-          return running(options, store, {
-            mode: "persistent",
-            snapshot: m.data.snapshot,
-            events: m.data.events,
-          });
+          return running(
+            options,
+            store,
+            { mode: "persistent", snapshot: m.data.snapshot, events: m.data.events },
+            registered,
+          );
         }
         if (m.type === "shardkit.coordinator.load-failed") {
           c.log.warn("loading the coordinator state failed; retrying", {
@@ -155,16 +170,21 @@ function running(
   options: CoordinatorActorOptions,
   store: CoordinatorStore | undefined,
   recovery: CoordinatorRecovery,
+  registered: RegisteredRegions,
 ): Behavior<CoordMsg> {
   return Behaviors.setup<CoordMsg>((ctx) => {
-    const coordinator = new CoordinatorDriver(ctx, options, store, recovery);
-    return Behaviors.receive<CoordMsg>(
-      (_c, m) => coordinator.receive(m),
-      (_c, signal) => {
-        if (signal.type === "PostStop" || signal.type === "PreRestart") coordinator.dispose();
-        return undefined;
-      },
-    );
+    const coordinator = new CoordinatorDriver(ctx, options, store, recovery, registered.regions);
+    return {
+      ...Behaviors.receive<CoordMsg>(
+        (_c, m) => coordinator.receive(m),
+        (_c, signal) => {
+          if (signal.type === "PreRestart") registered.regions = coordinator.registeredRegions;
+          if (signal.type === "PostStop" || signal.type === "PreRestart") coordinator.dispose();
+          return undefined;
+        },
+      ),
+      onPoisonPill: () => coordinator.onPoisonPill(),
+    };
   });
 }
 
@@ -182,6 +202,8 @@ class CoordinatorDriver {
   private readonly handlers: Handlers<CoordMsg>;
   private readonly unsubscribe: () => void;
   private knownMembers = new Set<string>();
+  /** Stopping once the writes ended (onPoisonPill). */
+  private draining = false;
   private readonly refused: RefusedPeers | undefined;
 
   constructor(
@@ -189,6 +211,7 @@ class CoordinatorDriver {
     private readonly options: CoordinatorActorOptions,
     private readonly store: CoordinatorStore | undefined,
     recovery: CoordinatorRecovery,
+    registered: readonly string[],
   ) {
     const { cluster, remoting } = options;
     this.selfId = actorIdOf(remoting, ctx.self as ActorRef<never>);
@@ -207,6 +230,7 @@ class CoordinatorDriver {
       recovery,
       settings: options.settings,
       role: options.role,
+      registered,
     });
     this.ids = new ActorIdRefs(remoting);
     this.driver = new MachineDriver(this.machine, () => ctx.now(), this.performers());
@@ -235,8 +259,55 @@ class CoordinatorDriver {
     this.unsubscribe();
   }
 
-  receive(m: CoordMsg): void {
-    dispatch(this.handlers, m);
+  get registeredRegions(): readonly string[] {
+    return this.machine.registeredRegions;
+  }
+
+  receive(m: CoordMsg): Behavior<CoordMsg> | undefined {
+    if (!this.draining) {
+      dispatch(this.handlers, m);
+      return undefined;
+    }
+    // Stopping: only the writes matter (regions retry the rest with the next coordinator).
+    // A batch written is fed (the machine announces what is now durable and writes what
+    // it had decided meanwhile); a failed one is not retried: the successor loads what
+    // the store holds.
+    if (m.type === "shardkit.coordinator.persisted") {
+      dispatch(this.handlers, m);
+      return this.machine.batchInFlight === undefined ? Behaviors.stopped : undefined;
+    }
+    const over =
+      m.type === "shardkit.coordinator.persist-failed" ||
+      m.type === "shardkit.coordinator.drain-timeout";
+    return over ? Behaviors.stopped : undefined;
+  }
+
+  /**
+   * The singleton stops this instance with a PoisonPill (hand-over, leaving, downed). With
+   * a write in flight it stops only once its writes ended (the one in flight and those of
+   * the events it had decided meanwhile), so the next coordinator, which starts when this
+   * one has terminated, loads every event this one wrote: otherwise a write could land
+   * after the successor loaded the journal, and the successor would go on from a stale
+   * state (a region that stopped still holding shards, say) until its own first write
+   * collided (JournalConflictError). Bounded by `handOffTimeoutMs`; a write still open
+   * then is fenced by the journal's sequence numbers as before.
+   */
+  onPoisonPill(): Behavior<CoordMsg> | undefined {
+    const batch = this.machine.batchInFlight;
+    if (this.store === undefined || batch === undefined) return Behaviors.stopped;
+    if (this.draining) return undefined;
+    this.draining = true;
+    this.ctx.log.info("stopping once the write in flight ended", {
+      type: this.options.typeName,
+      batch,
+    });
+    this.ctx.timers.cancelAll();
+    this.ctx.timers.startSingleTimer(
+      "drain-timeout",
+      { type: "shardkit.coordinator.drain-timeout" },
+      this.machine.settings.handOffTimeoutMs,
+    );
+    return undefined;
   }
 
   private performers(): Performers<CoordinatorOutput> {
@@ -339,6 +410,7 @@ class CoordinatorDriver {
       "shardkit.coordinator.loaded": ignore,
       "shardkit.coordinator.load-failed": ignore,
       "shardkit.coordinator.load-retry": ignore,
+      "shardkit.coordinator.drain-timeout": ignore,
     };
   }
 

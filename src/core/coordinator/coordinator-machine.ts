@@ -82,6 +82,12 @@ export interface CoordinatorConfig {
   readonly settings?: Partial<CoordinatorSettings>;
   /** Only members with this role host regions; undefined = every member. */
   readonly role?: string;
+  /**
+   * Regions that registered with this coordinator before its actor restarted (a journal
+   * conflict): the actor keeps its id, so they stay registered and do not register again.
+   * Those the loaded state still holds count as registered (minNrOfMembers) at once.
+   */
+  readonly registered?: Iterable<RegionId>;
 }
 
 /** Counters for metrics and tests. */
@@ -185,6 +191,8 @@ export class CoordinatorMachine {
     this.membership = new CoordinatorMembership(config.role);
     this.queue = new PersistQueue(this.settings);
     this.waiting = new WaitingRequests(this.settings.waitingShardsMax);
+    for (const region of config.registered ?? [])
+      if (this.durable.region(region) !== undefined) this.registeredNow.add(region);
   }
 
   /** Feeds one input at time `nowMs`; returns the outputs to perform, in order. */
@@ -205,6 +213,19 @@ export class CoordinatorMachine {
   /** How many hand-offs are in progress (cheap; view() copies everything). */
   get handOffCount(): number {
     return this.handOffs.size;
+  }
+
+  /** Regions registered with this coordinator (`registered` of its next incarnation). */
+  get registeredRegions(): readonly RegionId[] {
+    return [...this.registeredNow];
+  }
+
+  /**
+   * The id of the batch being written (a `persist` output not yet answered), if any; not
+   * a batch waiting for its retry timer.
+   */
+  get batchInFlight(): number | undefined {
+    return this.queue.writingBatchId;
   }
 
   /** The id of the hand-off attempt of `shard` in progress, if any. */
@@ -332,6 +353,7 @@ export class CoordinatorMachine {
     for (const [proxy, member] of [...this.projected.proxies()])
       if (this.membership.isGone(member)) this.terminateProxy(proxy);
     if (this.settings.shardsLeased) this.onReachabilityOfLeased(members);
+    this.maybeOpenAllocation();
     this.maybeCompleteRecovery();
     this.maybeAllocateWaiting();
   }

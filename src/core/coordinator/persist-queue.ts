@@ -63,6 +63,11 @@ export class PersistQueue {
     return this.current;
   }
 
+  /** The id of the batch with the driver now (not one waiting to be retried), if any. */
+  get writingBatchId(): number | undefined {
+    return this.writing ? this.current?.batchId : undefined;
+  }
+
   enqueue(entry: PendingEvent): void {
     this.waiting.push(entry);
   }

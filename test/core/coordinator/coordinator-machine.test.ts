@@ -310,6 +310,63 @@ describe("CoordinatorMachine persistence", () => {
     ]);
   });
 
+  it("after its actor restarted, counts the regions registered before as registered (they never register again)", () => {
+    const d = new Driver({ settings: { minNrOfMembers: 2 } });
+    d.setup(["a", "b", "c"]);
+    d.feed({ type: "get-shard-home", shard: "1", from: "A" });
+    expect(d.machine.registeredRegions).toEqual(["A", "B", "C"]);
+    const events = d.log.filter((o) => o.type === "persist").flatMap((o) => o.events);
+    const restart = (registered?: string[]) => {
+      const r = new Driver({
+        settings: { minNrOfMembers: 2 },
+        recovery: { mode: "persistent", events },
+        ...(registered === undefined ? {} : { registered }),
+      });
+      r.feed({ type: "membership", members: ["a", "b", "c"].map((n) => member(n)) });
+      return r;
+    };
+    // Without them it waits for registrations that will not come.
+    const waiting = restart();
+    expect(d.sends(waiting.feed({ type: "get-shard-home", shard: "2", from: "A" }))).toEqual([]);
+    // With them (one not in the loaded state any more: not counted) it allocates at once.
+    const again = restart(["A", "B", "Z"]);
+    expect(again.machine.registeredRegions).toEqual(["A", "B"]);
+    const home = d.sends(
+      again.feed({ type: "get-shard-home", shard: "2", from: "A" }),
+      "shard-home",
+    );
+    expect(home.map(([to]) => to)).toEqual(["A"]);
+    // One region counted is not enough for minNrOfMembers 2.
+    const one = restart(["A"]);
+    expect(d.sends(one.feed({ type: "get-shard-home", shard: "3", from: "A" }))).toEqual([]);
+  });
+
+  it("names the batch being written until it is acknowledged, not one backing off", () => {
+    const d = new Driver();
+    d.autoPersist = false;
+    d.setup(["a"]);
+    /** The batch the last `persist` output named (read anew: feeding changes it). */
+    const writing = (): number | undefined => d.writing;
+    const first = d.writing as number;
+    expect(d.machine.batchInFlight).toBe(first);
+    d.writing = undefined;
+    d.feed({ type: "get-shard-home", shard: "1", from: "A" });
+    expect(writing(), "nothing else is written meanwhile").toBeUndefined();
+    d.feed({ type: "persist-failed", batchId: first, reason: "down" });
+    expect(d.machine.batchInFlight, "backing off").toBeUndefined();
+    d.now += 60_000;
+    d.feed({ type: "timer", key: CoordinatorTimer.persistRetry });
+    expect(d.machine.batchInFlight).toBe(first);
+    d.writing = undefined;
+    d.feed({ type: "persisted", batchId: first });
+    const second = writing() as number;
+    expect(second).toBeGreaterThan(first);
+    expect(d.machine.batchInFlight).toBe(second);
+    d.writing = undefined;
+    d.feed({ type: "persisted", batchId: second });
+    expect(d.machine.batchInFlight).toBeUndefined();
+  });
+
   it("refuses a journal that places a shard in two regions", () => {
     expect(
       () =>

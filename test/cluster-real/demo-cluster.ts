@@ -142,7 +142,11 @@ export async function accountSequences(store: DemoStore): Promise<Map<string, Se
 export function demoStores(
   label: string,
   tag: string,
-  options: { ddata?: boolean } = {},
+  options: {
+    ddata?: boolean;
+    /** Only the SQLite stores, or only PostgreSQL (one file per backend). Default both. */
+    only?: "sqlite" | "postgres";
+  } = {},
 ): { stores: [string, () => DemoStore][]; cleanup: () => Promise<void> } {
   const dirs: string[] = [];
   const url = process.env.SHARDKIT_PG_URL;
@@ -166,8 +170,11 @@ export function demoStores(
         return { kind: "sqlite", db: join(dir, "accounts.db"), ddataDir: dir };
       },
     ]);
-  if (url) stores.push(["postgres", () => ({ kind: "postgres", url, prefix })]);
-  else console.log(`SKIP ${label} on PostgreSQL: SHARDKIT_PG_URL is not set`);
+  if (options.only === "postgres") stores.length = 0;
+  if (options.only !== "sqlite") {
+    if (url) stores.push(["postgres", () => ({ kind: "postgres", url, prefix })]);
+    else console.log(`SKIP ${label} on PostgreSQL: SHARDKIT_PG_URL is not set`);
+  }
   return {
     stores,
     cleanup: async () => {

@@ -21,6 +21,7 @@ import {
   JournalConflictError,
   PersistenceStoreError,
 } from "../../src/ports/journal.js";
+import { JournalWrapper } from "../support/journal-wrapper.js";
 import { type SimSystem, simSystem } from "./sim-system.js";
 
 // ------------------------------------------------------------------ a counter entity
@@ -96,8 +97,10 @@ function collector(s: SimSystem) {
 }
 
 /** A journal whose appends (and optionally reads) wait for release(); counts calls. */
-class GatedJournal implements Journal {
-  readonly inner = new MemoryJournal();
+class GatedJournal extends JournalWrapper {
+  constructor() {
+    super(new MemoryJournal());
+  }
   gate = false;
   failNextAppend: unknown = undefined;
   failReads = 0;
@@ -111,7 +114,7 @@ class GatedJournal implements Journal {
   get pending(): number {
     return this.waiting.length;
   }
-  async append(...args: Parameters<Journal["append"]>): Promise<void> {
+  override async append(...args: Parameters<Journal["append"]>): Promise<void> {
     this.appends++;
     if (this.gate) await new Promise<void>((r) => this.waiting.push(r));
     if (this.failNextAppend !== undefined) {
@@ -121,21 +124,12 @@ class GatedJournal implements Journal {
     }
     return this.inner.append(...args);
   }
-  read(...args: Parameters<Journal["read"]>) {
-    return this.inner.read(...args);
-  }
-  async highestSequenceNr(pid: string) {
+  override async highestSequenceNr(pid: string) {
     if (this.failReads > 0) {
       this.failReads--;
       throw new PersistenceStoreError("read", pid, new Error("db down"));
     }
     return this.inner.highestSequenceNr(pid);
-  }
-  deleteTo(pid: string, to: number) {
-    return this.inner.deleteTo(pid, to);
-  }
-  close() {
-    return this.inner.close();
   }
 }
 

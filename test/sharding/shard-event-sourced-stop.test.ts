@@ -21,6 +21,7 @@ import { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
 import type { Journal } from "../../src/ports/journal.js";
 import { EntityEnvelope, type ShardReport } from "../../src/protocol/sharding.js";
 import { simSystem } from "../actor/sim-system.js";
+import { JournalWrapper } from "../support/journal-wrapper.js";
 
 type Cmd = { type: "add"; n: number; replyTo: ActorRef<number> };
 type Ev = { n: number };
@@ -32,8 +33,10 @@ const codec: EventCodec<Ev> = {
 };
 
 /** A journal whose appends wait for release() while `gate` is on. */
-class GatedJournal implements Journal {
-  readonly inner = new MemoryJournal();
+class GatedJournal extends JournalWrapper {
+  constructor() {
+    super(new MemoryJournal());
+  }
   gate = false;
   private waiting: (() => void)[] = [];
   get pending(): number {
@@ -44,21 +47,9 @@ class GatedJournal implements Journal {
     this.waiting = [];
     for (const f of w) f();
   }
-  async append(...args: Parameters<Journal["append"]>): Promise<void> {
+  override async append(...args: Parameters<Journal["append"]>): Promise<void> {
     if (this.gate) await new Promise<void>((r) => this.waiting.push(r));
     return this.inner.append(...args);
-  }
-  read(...args: Parameters<Journal["read"]>) {
-    return this.inner.read(...args);
-  }
-  highestSequenceNr(pid: string) {
-    return this.inner.highestSequenceNr(pid);
-  }
-  deleteTo(pid: string, to: number) {
-    return this.inner.deleteTo(pid, to);
-  }
-  close() {
-    return this.inner.close();
   }
 }
 

@@ -31,6 +31,7 @@ import { isCoordinatorEvent } from "../../src/protocol/sharding.js";
 import { SimNetwork, SimWorld } from "../../src/runtime/sim/index.js";
 import { ShardingOracle } from "../../src/testing/index.js";
 import { FAST } from "../cluster/sim-cluster.js";
+import { JournalWrapper } from "../support/journal-wrapper.js";
 import { simSeeds } from "../support/sim-seeds.js";
 
 type Cmd =
@@ -58,24 +59,11 @@ class Registry {
 }
 
 /** A journal that can be switched to fail every append (a store that is down). */
-class SwitchableJournal implements Journal {
+class SwitchableJournal extends JournalWrapper {
   down = false;
-  constructor(private readonly inner: Journal) {}
-  append(pid: string, seq: number, events: readonly JournalEvent[]): Promise<void> {
+  override append(pid: string, seq: number, events: readonly JournalEvent[]): Promise<void> {
     if (this.down) return Promise.reject(new PersistenceStoreError("append", pid, "store down"));
     return this.inner.append(pid, seq, events);
-  }
-  read(pid: string, from: number, to: number, max?: number) {
-    return this.inner.read(pid, from, to, max);
-  }
-  highestSequenceNr(pid: string) {
-    return this.inner.highestSequenceNr(pid);
-  }
-  deleteTo(pid: string, to: number) {
-    return this.inner.deleteTo(pid, to);
-  }
-  close() {
-    return this.inner.close();
   }
 }
 
@@ -84,17 +72,19 @@ class SwitchableJournal implements Journal {
  * database), counting the appends the inner journal rejects with a JournalConflictError
  * (two writers at once).
  */
-class SlowJournal implements Journal {
+class SlowJournal extends JournalWrapper {
   conflicts = 0;
   /** Rejects the next append to the slow persistence id with a JournalConflictError. */
   conflictNext = false;
   constructor(
-    private readonly inner: Journal,
+    inner: Journal,
     private readonly world: SimWorld,
     private readonly slowPid: string,
     private readonly delayMs: number,
-  ) {}
-  append(pid: string, seq: number, events: readonly JournalEvent[]): Promise<void> {
+  ) {
+    super(inner);
+  }
+  override append(pid: string, seq: number, events: readonly JournalEvent[]): Promise<void> {
     const write = () =>
       this.inner.append(pid, seq, events).catch((error: unknown) => {
         if (error instanceof JournalConflictError) this.conflicts++;
@@ -109,18 +99,6 @@ class SlowJournal implements Journal {
     return new Promise<void>((resolve, reject) => {
       this.world.schedule(this.delayMs, () => write().then(resolve, reject));
     });
-  }
-  read(pid: string, from: number, to: number, max?: number) {
-    return this.inner.read(pid, from, to, max);
-  }
-  highestSequenceNr(pid: string) {
-    return this.inner.highestSequenceNr(pid);
-  }
-  deleteTo(pid: string, to: number) {
-    return this.inner.deleteTo(pid, to);
-  }
-  close() {
-    return this.inner.close();
   }
 }
 

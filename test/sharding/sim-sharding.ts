@@ -16,15 +16,11 @@ import {
 import type { ShardLeaseSettings } from "../../src/core/shard/shard-lease-machine.js";
 import type { MemoryJournal } from "../../src/persistence/memory/memory-journal.js";
 import type { MemoryLeaseStore } from "../../src/persistence/memory/memory-lease.js";
-import {
-  FencedWriteError,
-  type Journal,
-  type JournalEvent,
-  type WriteFence,
-} from "../../src/ports/journal.js";
+import { FencedWriteError, type JournalEvent, type WriteFence } from "../../src/ports/journal.js";
 import { SimNetwork, SimWorld, type SimWorldOptions } from "../../src/runtime/sim/index.js";
 import { ShardingOracle } from "../../src/testing/index.js";
 import { FAST } from "../cluster/sim-cluster.js";
+import { JournalWrapper } from "../support/journal-wrapper.js";
 
 export type Counter =
   | { type: "add"; n: number }
@@ -131,15 +127,17 @@ export interface SimLeases {
  * that lost its lease is a violation ("no event written by a stale token"). Refused
  * appends (FencedWriteError) are counted.
  */
-export class FencedJournal implements Journal {
+export class FencedJournal extends JournalWrapper<MemoryJournal> {
   refused = 0;
   constructor(
-    private readonly inner: MemoryJournal,
+    inner: MemoryJournal,
     private readonly leases: MemoryLeaseStore,
     private readonly oracle: ShardingOracle,
-  ) {}
+  ) {
+    super(inner);
+  }
 
-  append(
+  override append(
     persistenceId: string,
     expectedSeqNr: number,
     events: readonly JournalEvent[],
@@ -161,18 +159,6 @@ export class FencedJournal implements Journal {
   }
   advanceFence(fence: WriteFence): Promise<void> {
     return this.inner.advanceFence(fence);
-  }
-  read(persistenceId: string, fromSeqNr: number, toSeqNr: number, max?: number) {
-    return this.inner.read(persistenceId, fromSeqNr, toSeqNr, max);
-  }
-  highestSequenceNr(persistenceId: string) {
-    return this.inner.highestSequenceNr(persistenceId);
-  }
-  deleteTo(persistenceId: string, toSeqNr: number) {
-    return this.inner.deleteTo(persistenceId, toSeqNr);
-  }
-  close() {
-    return this.inner.close();
   }
 }
 

@@ -1,4 +1,6 @@
+import { relative } from "node:path";
 import { configDefaults, defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
  * Real-process tests whose per-sender order assertions are sensitive to CPU contention
@@ -13,6 +15,39 @@ const CONTENTION_SENSITIVE = [
   "test/cluster-real/rolling-restart.test.ts",
 ];
 
+/**
+ * The files that run longest (CI timings, seconds on the 2-core target), started first so
+ * that none of them starts last and runs alone at the end. Without a results cache (a
+ * clean clone) vitest starts the largest files first, and several of these are small
+ * files whose tests live in a shared module (one file per backend).
+ */
+const LONG_RUNNING = [
+  "test/cluster-real/sharding-lease.test.ts", // 57
+  "test/cluster-real/persistence-restart.test.ts", // 55
+  "test/examples/examples.test.ts", // 42
+  "test/cluster-real/sharding-lease-pg.test.ts", // 42
+  "test/examples/sharding-demo.test.ts", // 37
+  "test/cluster-real/lease-store-outage.test.ts", // 37
+  "test/cluster-real/persistence-crash.test.ts", // 35
+  "test/cluster-real/persistence-restart-pg.test.ts", // 32
+  "test/management/management-api.test.ts", // 27
+  "test/evolution/rolling-upgrade.test.ts", // 27
+  "test/sharding/sharding-faults.sim.test.ts", // 26
+  "test/remote/handshake-attacks.test.ts", // 24
+  "test/cli/cluster-commands.test.ts", // 23
+];
+
+/** LONG_RUNNING first, in that order; then vitest's own order (cached durations, size). */
+class LongRunningFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification) => {
+      const i = LONG_RUNNING.indexOf(relative(this.ctx.config.root, f.moduleId));
+      return i === -1 ? LONG_RUNNING.length : i;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -25,6 +60,7 @@ export default defineConfig({
     // 443-499 s with 2.
     maxWorkers: 3,
     minWorkers: 1,
+    sequence: { sequencer: LongRunningFirst },
     reporters: ["default"],
     projects: [
       {

@@ -251,6 +251,34 @@ async function ask(e: Env, node: ClusterNode, id: string) {
   return answer;
 }
 
+/**
+ * Nodes a, b and c on a journal whose coordinator appends take `delayMs` of virtual time
+ * (SlowJournal).
+ */
+async function slowCoordinatorCluster(seed: number, delayMs: number) {
+  const e0 = env(seed);
+  const journal = new SlowJournal(
+    new MemoryJournal(),
+    e0.world,
+    coordinatorPersistenceId(Key.name),
+    delayMs,
+  );
+  const e = { ...e0, journal };
+  const nodes = (await startCluster(e, ["a", "b", "c"], { remember: false })) as [
+    ClusterNode,
+    ClusterNode,
+    ClusterNode,
+  ];
+  return { e, journal, nodes };
+}
+
+/** The entities of `list` that did not answer an ask through `node`. */
+async function unanswered(e: Env, node: ClusterNode, list: readonly string[]) {
+  const silent: string[] = [];
+  for (const id of list) if ((await ask(e, node, id)) === undefined) silent.push(id);
+  return silent;
+}
+
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 const liveOf = (e: Env, list: readonly string[]) => list.filter((id) => e.registry.live.has(id));
 
@@ -417,15 +445,8 @@ describe.each(simSeeds([1, 2]))("sharding persistent coordinator state (seed %i)
     // over while the coordinator's last write is still in flight. The successor must not
     // load the journal before that write landed (it would go on from a stale state and
     // its first write would collide with the old one's).
-    const pid = coordinatorPersistenceId(Key.name);
-    const e0 = env(seed);
-    const journal = new SlowJournal(new MemoryJournal(), e0.world, pid, 300);
-    const e = { ...e0, journal };
-    const [a, b, c] = (await startCluster(e, ["a", "b", "c"], { remember: false })) as [
-      ClusterNode,
-      ClusterNode,
-      ClusterNode,
-    ];
+    const { e, journal, nodes } = await slowCoordinatorCluster(seed, 300);
+    const [a, b, c] = nodes;
     const all = ids("h", 24);
     for (const id of all) ClusterSharding.get(c).entityRefFor(Key, id).tell({ type: "add", n: 1 });
     await e.world.advance(5_000);
@@ -435,24 +456,18 @@ describe.each(simSeeds([1, 2]))("sharding persistent coordinator state (seed %i)
     });
     expect(await e.world.runUntil(() => stopped, 30_000), "a's shutdown").toBe(true);
     crash(e, "a");
-    const unanswered: string[] = [];
-    for (const id of all) if ((await ask(e, b, id)) === undefined) unanswered.push(id);
-    expect(unanswered, `[sim ${e.world.describe()}] entities that did not answer`).toEqual([]);
+    expect(
+      await unanswered(e, b, all),
+      `[sim ${e.world.describe()}] entities that did not answer`,
+    ).toEqual([]);
     expect(journal.conflicts, "writes of two coordinators collided").toBe(0);
     expect(e.registry.violations).toEqual([]);
     e.oracle.assertNoViolations();
   });
 
   it("a coordinator restarted by a journal conflict serves every shard again", async () => {
-    const pid = coordinatorPersistenceId(Key.name);
-    const e0 = env(seed);
-    const journal = new SlowJournal(new MemoryJournal(), e0.world, pid, 10);
-    const e = { ...e0, journal };
-    const [, b, c] = (await startCluster(e, ["a", "b", "c"], { remember: false })) as [
-      ClusterNode,
-      ClusterNode,
-      ClusterNode,
-    ];
+    const { e, journal, nodes } = await slowCoordinatorCluster(seed, 10);
+    const [, b, c] = nodes;
     const all = ids("r", 24);
     for (const id of all.slice(0, 12))
       ClusterSharding.get(c).entityRefFor(Key, id).tell({ type: "add", n: 1 });
@@ -462,9 +477,10 @@ describe.each(simSeeds([1, 2]))("sharding persistent coordinator state (seed %i)
       ClusterSharding.get(c).entityRefFor(Key, id).tell({ type: "add", n: 1 });
     await e.world.advance(100);
     expect(journal.conflicts, "the conflict was injected").toBe(1);
-    const unanswered: string[] = [];
-    for (const id of all) if ((await ask(e, b, id)) === undefined) unanswered.push(id);
-    expect(unanswered, `[sim ${e.world.describe()}] entities that did not answer`).toEqual([]);
+    expect(
+      await unanswered(e, b, all),
+      `[sim ${e.world.describe()}] entities that did not answer`,
+    ).toEqual([]);
     expect(e.registry.violations).toEqual([]);
     e.oracle.assertNoViolations();
   });

@@ -69,6 +69,7 @@ const MEMBERSHIP_KIND_NAMES: readonly (readonly [number, string])[] = [
   [MembershipKind.Heartbeat, "heartbeat"],
   [MembershipKind.HeartbeatRsp, "heartbeat-rsp"],
   [MembershipKind.ExitingConfirmed, "exiting-confirmed"],
+  [MembershipKind.JoinRefused, "join-refused"],
 ];
 
 /** The registry of a node plus what the dashboard reads from the same observations. */

@@ -29,7 +29,7 @@ export interface MembershipTraffic {
   /** Of `gossip`: full gossip only. */
   readonly fullGossip: TrafficCount;
   readonly heartbeat: TrafficCount;
-  /** Join, Welcome, InitJoin(Ack/Nack), ExitingConfirmed. */
+  /** Join, Welcome, InitJoin(Ack/Nack), ExitingConfirmed, JoinRefused. */
   readonly other: TrafficCount;
 }
 

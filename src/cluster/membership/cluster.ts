@@ -187,7 +187,7 @@ export class Cluster {
       addressOf("shardkit", system.name, a.host, a.port),
     );
     const c = new Cluster(system, remoting, options, seeds);
-    for (let kind = MembershipKind.Gossip; kind <= MembershipKind.ExitingConfirmed; kind++)
+    for (let kind = MembershipKind.Gossip; kind <= MembershipKind.JoinRefused; kind++)
       remoting.registerControlHandler(kind, (peer, payload) => c.onControl(kind, peer, payload));
     c.quarantineListener = remoting.onAssociationEvent((e) => {
       if (e.type !== "quarantined-by" || c.stopped) return;
@@ -374,6 +374,8 @@ export class Cluster {
       .map((hp) => {
         const f = this.joinFailures.get(hp);
         if (f !== undefined) return `seed ${hp}: ${describeAssociationFailure(f)}`;
+        const refused = this.machine.joinRefusals.get(hp);
+        if (refused !== undefined) return `seed ${hp}: join request refused (${refused})`;
         if (this.joinConnected.has(hp))
           return `seed ${hp}: connected, but no answer to the join request yet (is it a member of a cluster itself?)`;
         return `seed ${hp}: no connection result yet`;

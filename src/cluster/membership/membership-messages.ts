@@ -49,6 +49,9 @@ export function encodeMembershipMessage(
     case MembershipKind.ExitingConfirmed:
       body = { node: m.node };
       break;
+    case MembershipKind.JoinRefused:
+      body = { reason: m.reason };
+      break;
     default:
       body = {};
   }
@@ -100,6 +103,8 @@ function decodeBody(kind: number, b: Body): MembershipMessage | undefined {
       return Number.isSafeInteger(b.seq) ? { kind, seq: b.seq as number } : undefined;
     case MembershipKind.ExitingConfirmed:
       return typeof b.node === "string" ? { kind, node: b.node } : undefined;
+    case MembershipKind.JoinRefused:
+      return typeof b.reason === "string" ? { kind, reason: b.reason } : undefined;
     default:
       return undefined;
   }

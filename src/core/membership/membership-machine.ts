@@ -61,7 +61,7 @@ import {
   selectGossipTarget,
 } from "./gossip-logic.js";
 import { HeartbeatRing } from "./heartbeat-ring.js";
-import { onInitJoin, onJoin, onWelcome } from "./join.js";
+import { JoinRefusedReason, onInitJoin, onJoin, onWelcome } from "./join.js";
 import { JoinAdmission } from "./join-admission.js";
 import { leaderActions, stampLocalChange } from "./leader-actions.js";
 import { type Member, withStatus } from "./member.js";
@@ -225,6 +225,8 @@ export class MembershipMachine {
   private leftBeforeJoining = false;
   private joinedWith: Address | undefined;
   private joinedOnceFlag = false;
+  /** The last refusal reason of each node that refused this node's Join (host:port). */
+  private readonly joinRefusalsByNode = new Map<string, string>();
   private readonly detectors = new Map<string, PhiAccrualFailureDetector>();
   private readonly heartbeatStarted = new Map<string, number>();
   private heartbeatSeq = 0;
@@ -371,6 +373,14 @@ export class MembershipMachine {
     return this.joinedOnceFlag;
   }
 
+  /**
+   * Why nodes refused this node's Join, by host:port (the last reason of each): shown by
+   * the driver's join diagnostics. Bounded by the nodes this node sends Join to.
+   */
+  get joinRefusals(): ReadonlyMap<string, string> {
+    return this.joinRefusalsByNode;
+  }
+
   /** Whether the seed-node conversation runs (seed nodes were configured). */
   get joinsThroughSeeds(): boolean {
     return this.seedJoin !== null;
@@ -449,8 +459,12 @@ export class MembershipMachine {
    */
   private quarantinedBy(node: UniqueAddress): void {
     const me = selfMember(this.ms);
+    if (me === undefined) {
+      this.quarantinedBeforeJoining(node);
+      return;
+    }
     const other = findMember(this.ms.latestGossip, node);
-    if (me === undefined || other === undefined || key(node) === key(this.self)) return;
+    if (other === undefined || key(node) === key(this.self)) return;
     if (
       !QUARANTINE_DOWNS_SELF_WHILE.has(me.status) ||
       !QUARANTINE_DOWNS_SELF_WHILE.has(other.status)
@@ -462,6 +476,47 @@ export class MembershipMachine {
         "that member removed this incarnation, so its cluster and this node's can never merge; restart this process to join again",
     });
     this.localChange(markAsDown(this.ms.latestGossip, this.self));
+  }
+
+  /** Whether this node tries to join (seed nodes or a `join`) and is not a member yet. */
+  private tryingToJoin(): boolean {
+    return (
+      !this.joinedOnceFlag &&
+      !this.leftBeforeJoining &&
+      selfMember(this.ms) === undefined &&
+      (this.seedJoin !== null || this.joinedWith !== undefined)
+    );
+  }
+
+  /**
+   * A node this one tries to join refused its handshake as quarantined: a cluster admitted
+   * this incarnation (its Welcome never arrived: lost, or cut off by a partition) and then
+   * downed and removed it (simulator S20wL seed 9154). The incarnation can never join any
+   * more, so it stops like a removed member; its process restarts as a new incarnation.
+   */
+  private quarantinedBeforeJoining(node: UniqueAddress): void {
+    if (!this.tryingToJoin() || key(node) === key(this.self)) return;
+    this.selfRemoved(
+      `quarantined by ${key(node)} before this node learned it had joined: that cluster removed this incarnation, which can never join again; restart the process to join as a new incarnation`,
+    );
+  }
+
+  /**
+   * A Join of this node was refused. `tombstoned` or `downed`: the cluster admitted this
+   * incarnation, but its Welcome never arrived, and then downed or removed it; it stops
+   * like a removed member (see quarantinedBeforeJoining). Other reasons are transient or
+   * a configuration error: kept for the join diagnostics; the seed conversation retries.
+   */
+  private onJoinRefused(from: UniqueAddress, reason: string): void {
+    if (!this.tryingToJoin()) return;
+    const hp = `${from.address.host}:${from.address.port}`;
+    if (!this.joinRefusalsByNode.has(hp) || this.joinRefusalsByNode.get(hp) !== reason)
+      this.log("info", "join request refused", { by: key(from), reason });
+    this.joinRefusalsByNode.set(hp, reason);
+    if (reason === JoinRefusedReason.Tombstoned || reason === JoinRefusedReason.Downed)
+      this.selfRemoved(
+        `join refused by ${key(from)} (${reason}): that cluster admitted this incarnation, then downed or removed it before this node learned it had joined; it can never join again; restart the process to join as a new incarnation`,
+      );
   }
 
   private changeMember(host: string, port: number, f: (m: Member) => Member | undefined): void {
@@ -988,6 +1043,9 @@ export class MembershipMachine {
         if (m.seq > this.heartbeatSeq - HEARTBEAT_RESPONSE_WINDOW)
           this.detectors.get(key(from))?.heartbeat(this.nowMs);
         return;
+      case MembershipKind.JoinRefused:
+        this.onJoinRefused(from, m.reason);
+        return;
       case MembershipKind.ExitingConfirmed:
         // Only a member's: a leaver confirms again until it learns of its removal, and a
         // confirmation arriving after the removal would otherwise be kept for good.
@@ -1055,6 +1113,10 @@ export class MembershipMachine {
     switch (outcome.type) {
       case "refused":
         this.log("info", "join refused", { node: key(from), reason: outcome.reason });
+        // The joiner learns why: a removed or downed incarnation stops instead of asking
+        // for ever (onJoinRefused).
+        if (outcome.reason !== JoinRefusedReason.SelfAlreadyMember)
+          this.send(from.address, { kind: MembershipKind.JoinRefused, reason: outcome.reason });
         return;
       case "welcome-again":
         this.send(from.address, { kind: MembershipKind.Welcome, gossip: outcome.welcome.gossip });

@@ -16,6 +16,11 @@ export const MembershipKind = {
   Heartbeat: 23,
   HeartbeatRsp: 24,
   ExitingConfirmed: 25,
+  /**
+   * The answer to a refused Join (`reason`: a JoinRefusedReason of join.ts), so the joiner
+   * learns why; a node of an older version ignores the kind (docs/cluster.md, "Joining").
+   */
+  JoinRefused: 26,
 } as const;
 export type MembershipKind = (typeof MembershipKind)[keyof typeof MembershipKind];
 
@@ -37,4 +42,5 @@ export type MembershipMessage =
   | { readonly kind: typeof MembershipKind.InitJoinNack }
   | { readonly kind: typeof MembershipKind.Heartbeat; readonly seq: number }
   | { readonly kind: typeof MembershipKind.HeartbeatRsp; readonly seq: number }
-  | { readonly kind: typeof MembershipKind.ExitingConfirmed; readonly node: string };
+  | { readonly kind: typeof MembershipKind.ExitingConfirmed; readonly node: string }
+  | { readonly kind: typeof MembershipKind.JoinRefused; readonly reason: string };

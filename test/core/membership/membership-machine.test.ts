@@ -112,11 +112,15 @@ describe("membership machine: joining", () => {
     ]);
   });
 
-  it("a join request to a node that is no member yet gets no welcome", () => {
+  it("a join request to a node that is no member yet gets no welcome, but a refusal", () => {
     const w = new MembershipWorld();
     w.add("a").add("b");
     expect(w.feed("b", { type: "join", to: { ...addressOfName("a") } })).toEqual(["b -> a Join"]);
-    expect(noGossip(w.deliver())).toEqual(["a: info join refused"]);
+    expect(noGossip(w.deliver())).toEqual([
+      "a: info join refused",
+      "a -> b JoinRefused",
+      "b: info join request refused",
+    ]);
     expect(logsOf(w, "a", "join refused")).toEqual([
       { level: "info", fields: { node: "shardkit://sk@b:2552#2", reason: "not-initialized" } },
     ]);
@@ -1532,8 +1536,114 @@ describe("membership machine: quarantined by a member", () => {
     w.runUntil(() => w.statusOf("b", "b") === "exiting", 10_000);
     expect(w.statusOf("b", "b")).toBe("exiting");
     expect(w.feed("b", by(w, "a"))).toEqual([]);
-    // a node that has not joined yet has no view to defend
+    // a node that does not try to join (not started: no seed conversation, no join) is
+    // not part of any cluster: nothing to stop
     w.add("d");
     expect(w.feed("d", by(w, "a"))).toEqual([]);
+    expect(w.isStopped("d")).toBe(false);
+  });
+});
+
+describe("membership machine: an incarnation removed before it learned it had joined", () => {
+  const join: MembershipMessage = { kind: MembershipKind.Join, roles: [], appVersion: "1.0.0" };
+  const joinFrom = (w: MembershipWorld, name: string): MembershipInput => ({
+    type: "received",
+    from: w.uniqueAddressOf(name),
+    message: join,
+  });
+
+  /** a and b up; d asks to join, a admits it, and the Welcome is lost in a cut. */
+  function admittedButCutOff(): MembershipWorld {
+    const w = new MembershipWorld({ seeds: ["a"], downing: { stableAfterMs: 5000 } });
+    w.formCluster(["a", "b"]);
+    w.add("d");
+    w.partition(["a", "b"], ["d"]);
+    expect(w.feed("d", { type: "start" })).toEqual(["d -> a InitJoin"]);
+    expect(w.feed("a", joinFrom(w, "d"))).toEqual([
+      "a: info node joining",
+      "a: member-joined d",
+      "a -> d Welcome",
+    ]);
+    return w;
+  }
+
+  // Simulator S20wL seed 9154: the joiner was admitted, its Welcome never arrived, the
+  // resolver downed and removed it; it asked to join for ever and was refused in silence.
+  it("a joiner the cluster removed learns it from the refusal of its Join and stops", () => {
+    const w = admittedButCutOff();
+    w.runUntil(() => w.statusOf("a", "d") === "-" && w.statusOf("b", "d") === "-", 60_000);
+    expect(w.isMember("d")).toBe(false);
+    w.heal();
+    const start = w.trace.length;
+    w.runUntil(() => w.isStopped("d"), 30_000);
+    expect(noGossip(w.trace.slice(start))).toEqual([
+      "d -> a InitJoin",
+      "a -> d InitJoinAck",
+      "d -> a Join",
+      "a: info join refused",
+      "a -> d JoinRefused",
+      "d: info join request refused",
+      "d: warn removed from the cluster; stopping",
+      `d: self-removed (join refused by ${uniqueAddressToString(w.uniqueAddressOf("a"))} (tombstoned): that cluster admitted this incarnation, then downed or removed it before this node learned it had joined; it can never join again; restart the process to join as a new incarnation)`,
+    ]);
+    expect(logsOf(w, "d", "join request refused")).toEqual([
+      {
+        level: "info",
+        fields: { by: uniqueAddressToString(w.uniqueAddressOf("a")), reason: "tombstoned" },
+      },
+    ]);
+  });
+
+  it("a joiner refused as downed (not removed yet) stops too", () => {
+    const w = admittedButCutOff();
+    w.runUntil(() => w.statusOf("a", "d") === "down", 60_000);
+    w.heal();
+    expect(w.feed("a", joinFrom(w, "d"))).toEqual(["a: info join refused", "a -> d JoinRefused"]);
+    expect(w.deliver()).toEqual([
+      "d: info join request refused",
+      "d: warn removed from the cluster; stopping",
+      `d: self-removed (join refused by ${uniqueAddressToString(w.uniqueAddressOf("a"))} (downed): that cluster admitted this incarnation, then downed or removed it before this node learned it had joined; it can never join again; restart the process to join as a new incarnation)`,
+    ]);
+  });
+
+  it("a transient refusal is kept for the join diagnostics; the joiner goes on trying", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.add("a").add("d");
+    w.feed("d", { type: "start" });
+    // a has not joined a cluster itself (not started): it refuses, and says why
+    expect(w.feed("a", joinFrom(w, "d"))).toEqual(["a: info join refused", "a -> d JoinRefused"]);
+    expect(w.deliver()).toEqual(["a -> d InitJoinNack", "d: info join request refused"]);
+    expect(w.machine("d").joinRefusals).toEqual(new Map([["a:2552", "not-initialized"]]));
+    expect(w.isStopped("d")).toBe(false);
+    // the same reason again is not logged again
+    w.feed("a", joinFrom(w, "d"));
+    expect(w.deliver()).toEqual([]);
+    // a forms the cluster: d's next attempt is welcomed
+    w.feed("a", { type: "start" });
+    w.runUntil(() => w.statusOf("a", "d") === "up", 30_000);
+    expect(w.isStopped("d")).toBe(false);
+  });
+
+  it("a member ignores a refusal (it joined already)", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    const refused: MembershipMessage = { kind: MembershipKind.JoinRefused, reason: "tombstoned" };
+    expect(
+      w.feed("b", { type: "received", from: w.uniqueAddressOf("a"), message: refused }),
+    ).toEqual([]);
+    expect(w.isStopped("b")).toBe(false);
+  });
+
+  it("a joiner whose handshake a seed refuses as quarantined stops", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b"]);
+    w.add("d");
+    w.partition(["a", "b"], ["d"]);
+    w.feed("d", { type: "start" });
+    expect(w.feed("d", { type: "quarantined-by", node: w.uniqueAddressOf("a") })).toEqual([
+      "d: warn removed from the cluster; stopping",
+      `d: self-removed (quarantined by ${uniqueAddressToString(w.uniqueAddressOf("a"))} before this node learned it had joined: that cluster removed this incarnation, which can never join again; restart the process to join as a new incarnation)`,
+    ]);
+    expect(w.isStopped("d")).toBe(true);
   });
 });

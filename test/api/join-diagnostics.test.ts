@@ -8,7 +8,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ClusterNode, type ClusterNodeOptions } from "../../src/api/index.js";
 import { ConfigError } from "../../src/base/errors.js";
 import { FrameType, FrameWriter } from "../../src/protocol/framing.js";
-import { encodeHandshakeReject, PROTOCOL_VERSION } from "../../src/protocol/handshake.js";
+import {
+  encodeHandshakeReject,
+  PROTOCOL_VERSION,
+  RejectReason,
+} from "../../src/protocol/handshake.js";
 import { ConsoleLogger, createNodeRuntime } from "../../src/runtime/node/index.js";
 import { freePorts } from "../cluster-real/cluster-node.js";
 import { FAST_CLUSTER_SETTINGS } from "../cluster-real/fast-settings.js";
@@ -149,14 +153,15 @@ describe("join diagnostics", () => {
     await waitForWarning(records, `seed 127.0.0.1:${portOf(seed)}: wrong secret`);
   }, 20_000);
 
-  it("handshake refused (a peer that rejects every handshake)", async () => {
-    const port = await listen((socket) => {
+  /** A peer that rejects every handshake with `reason`. */
+  const rejecting = (reason: RejectReason) =>
+    listen((socket) => {
       const w = new FrameWriter();
       w.append(
         FrameType.HANDSHAKE_REJECT,
         encodeHandshakeReject({
           protocolVersion: PROTOCOL_VERSION,
-          reason: "quarantined",
+          reason,
           systemName: "sk",
           address: { host: "127.0.0.1", port: 1 },
           uid: 7n,
@@ -165,13 +170,26 @@ describe("join diagnostics", () => {
       socket.on("error", () => undefined);
       socket.write(w.take());
     });
+
+  it("handshake refused (a peer that rejects every handshake)", async () => {
+    const port = await rejecting(RejectReason.ADDRESS_CLAIM);
     const records: Captured[] = [];
     await start({ seedNodes: [`127.0.0.1:${port}`] }, records);
     const msg = await waitForWarning(
       records,
       `seed 127.0.0.1:${port}: handshake refused by the seed node`,
     );
-    expect(msg).toContain("quarantined");
+    expect(msg).toContain("address-claim");
+  }, 20_000);
+
+  it("refused as quarantined: the incarnation can never join, so the node stops", async () => {
+    const port = await rejecting(RejectReason.QUARANTINED);
+    const records: Captured[] = [];
+    const node = await start({ seedNodes: [`127.0.0.1:${port}`] }, records);
+    const msg = await waitForWarning(records, "removed from the cluster; stopping");
+    expect(msg).toBe("removed from the cluster; stopping");
+    await node.system.whenTerminated;
+    expect(records.some((r) => r.msg.startsWith("not a cluster member yet"))).toBe(false);
   }, 20_000);
 
   it("handshake timeout (something listens but never answers)", async () => {

@@ -510,8 +510,10 @@ describe.each(simSeeds(BIASED_SEEDS))(
 // islands, {a,c,e} and {b,d}, each removed the other's members (the island restart).
 // Seed 637: with leases off two sides both kept running (c's join, concurrent with the
 // partition, was counted by one side only: docs/cluster.md, "Known issue"); with leases
-// the oracle holds.
-const LEASE_SEEDS = [1, 2, 3, 6, 692, 1001, 231, 254, 637];
+// the oracle holds. Seed 5041: the HandOff telling d to stop shard 2 (placed elsewhere)
+// was lost on a reset connection; d ran it and renewed its lease for ever, and its new
+// home waited (fixed: sent again every rebalance tick, docs/sharding-coordinator.md).
+const LEASE_SEEDS = [1, 2, 3, 6, 692, 1001, 231, 254, 637, 5041];
 
 describe.each(simSeeds(LEASE_SEEDS))(
   "sharding with leases under random faults (seed %i)",

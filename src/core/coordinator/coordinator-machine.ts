@@ -425,12 +425,30 @@ export class CoordinatorMachine {
     this.maybeAllocateWaiting();
   }
 
-  /** HandOff (MOVED_AWAY_HAND_OFF_ID) of every shard moved away from `region`. */
+  /**
+   * HandOff (MOVED_AWAY_HAND_OFF_ID) of every shard moved away from `region`; a shard
+   * given back to `region` since is no longer moved away from it.
+   */
   private tellMovedAway(region: RegionId): void {
     const moved = this.movedAway.get(region);
     if (moved === undefined) return;
-    for (const shard of moved)
-      this.send(region, { type: "hand-off", shard, handOffId: MOVED_AWAY_HAND_OFF_ID });
+    for (const shard of [...moved]) {
+      if (this.projected.homeOf(shard) === region) moved.delete(shard);
+      else this.send(region, { type: "hand-off", shard, handOffId: MOVED_AWAY_HAND_OFF_ID });
+    }
+    if (moved.size === 0) this.movedAway.delete(region);
+  }
+
+  /**
+   * Those HandOffs are messages that can be lost (a connection reset drops what it had
+   * queued): one lost while the region's member stayed reachable left the region running
+   * the shard and renewing its lease, and the shard's new home waited for that lease for
+   * ever (simulator S20L seed 5041). Every rebalance tick sends them again to each region
+   * whose member is reachable, until it answers ShardStopped.
+   */
+  private resendMovedAway(): void {
+    for (const region of [...this.movedAway.keys()])
+      if (!this.homeUnreachable(region)) this.tellMovedAway(region);
   }
 
   /** Answers waiting requests whose shard's home is (again) reachable. */
@@ -890,6 +908,7 @@ export class CoordinatorMachine {
       });
     }
     this.warnUnreportedMembers();
+    this.resendMovedAway();
     this.maybeAllocateWaiting();
     this.pumpShutdowns();
     this.maybeRebalance();

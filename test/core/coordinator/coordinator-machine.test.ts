@@ -109,6 +109,51 @@ function pinned(
   };
 }
 
+describe("CoordinatorMachine leased shards moved away", () => {
+  // S20L seed 5041: the one HandOff telling a region to stop a shard placed elsewhere was
+  // lost on a reset connection; the region ran the shard and renewed its lease for ever.
+  it("sends the HandOff of a shard moved away again every rebalance tick until ShardStopped", () => {
+    const d = new Driver({
+      strategy: pinned({ s: "A" }),
+      settings: { shardsLeased: true, unreachableMoveAfterMs: 0 },
+    });
+    d.setup(["a", "b"]);
+    d.feed({ type: "get-shard-home", shard: "s", from: "A" });
+    const handOff = ["B", { type: "hand-off", shard: "s", handOffId: 0 }];
+    // B reports s, which the coordinator places at A: told to stop it (and the message lost)
+    const report = d.feed({ type: "register", region: "B", member: "b", hostedShards: ["s"] });
+    expect(d.sends(report, "hand-off")).toEqual([handOff]);
+    expect(d.sends(d.feed({ type: "rebalance-tick" }), "hand-off")).toEqual([handOff]);
+    expect(d.sends(d.feed({ type: "rebalance-tick" }), "hand-off")).toEqual([handOff]);
+    // not while B's member is unreachable (it gets them when reachable again)
+    d.feed({ type: "membership", members: [member("a"), { ...member("b"), reachable: false }] });
+    expect(d.sends(d.feed({ type: "rebalance-tick" }), "hand-off")).toEqual([]);
+    const back = d.feed({ type: "membership", members: [member("a"), member("b")] });
+    expect(d.sends(back, "hand-off")).toEqual([handOff]);
+    d.feed({ type: "shard-stopped", shard: "s", handOffId: 0, from: "B" });
+    expect(d.sends(d.feed({ type: "rebalance-tick" }), "hand-off")).toEqual([]);
+  });
+
+  it("a shard moved away and given back to the same region is not handed off again", () => {
+    const d = new Driver({
+      strategy: pinned({}),
+      settings: { shardsLeased: true, unreachableMoveAfterMs: 0 },
+    });
+    d.setup(["a", "b"]);
+    d.feed({ type: "get-shard-home", shard: "s", from: "A" });
+    expect(d.machine.view().regions.find((r) => r.region === "A")?.shards).toEqual(["s"]);
+    // A unreachable: s moves away from A (to B) ...
+    d.feed({ type: "membership", members: [{ ...member("a"), reachable: false }, member("b")] });
+    d.feed({ type: "get-shard-home", shard: "s", from: "B" });
+    expect(d.machine.view().regions.find((r) => r.region === "B")?.shards).toEqual(["s"]);
+    // ... then B goes, and s comes back to A before A answered the HandOff
+    d.feed({ type: "membership", members: [member("a"), { ...member("b"), reachable: false }] });
+    d.feed({ type: "get-shard-home", shard: "s", from: "A" });
+    expect(d.machine.view().regions.find((r) => r.region === "A")?.shards).toEqual(["s"]);
+    expect(d.sends(d.feed({ type: "rebalance-tick" }), "hand-off")).toEqual([]);
+  });
+});
+
 describe("CoordinatorMachine hand-off", () => {
   it("a late ShardStopped of an aborted attempt never frees the shard during a later one", () => {
     const d = new Driver({ strategy: pinned({ s: "A" }, [["s"], ["s"]]) });

@@ -53,6 +53,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     teardownTimeout: 10_000,
+    // transpiles the code of spawned children once (test/support/compiled-children.ts)
+    globalSetup: ["test/global-setup.ts"],
     pool: "forks",
     // Three files at a time on this 2-core target: the long files are real-process tests
     // that mostly wait (failure detection, a 30 s SIGSTOP, removal margins) rather than

@@ -18,11 +18,36 @@
  * No vitest import here, so bench/ can use it too.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { createInterface } from "node:readline";
 
 /** Repository root (children run with it as cwd so `--import tsx` resolves). */
 export const ROOT = resolve(import.meta.dirname, "../..");
+
+/** The environment variable naming the compiled mirror (./compiled-children.ts). */
+export const CHILDREN_DIR_ENV = "SHARDKIT_TEST_CHILDREN_DIR";
+/** `tsx`: start every child through tsx, even with a mirror. */
+export const CHILDREN_MODE_ENV = "SHARDKIT_TEST_CHILDREN";
+/** The source trees the mirror holds (examples start through tsx, as users start them). */
+export const MIRRORED_TREES = ["src", "test"] as const;
+
+/**
+ * The node arguments that run `script` (relative to `root`): its compiled copy when a
+ * mirror is named and holds it, `--import tsx <script>` otherwise.
+ */
+export function childCommand(root: string, script: string): readonly string[] {
+  const dir = process.env[CHILDREN_DIR_ENV];
+  const rel = relative(root, resolve(root, script));
+  const inMirror =
+    dir !== undefined &&
+    dir !== "" &&
+    process.env[CHILDREN_MODE_ENV] !== "tsx" &&
+    rel.endsWith(".ts") &&
+    MIRRORED_TREES.some((t) => rel.startsWith(`${t}/`));
+  return inMirror
+    ? [join(dir, rel.replace(/\.ts$/, ".js"))]
+    : ["--import", "tsx", resolve(root, rel)];
+}
 
 /** One JSON line printed by a child. */
 export type ChildEvent = Readonly<Record<string, unknown>> & { readonly event?: unknown };
@@ -75,13 +100,16 @@ process.once("exit", () => {
   for (const c of live) c.process.kill("SIGKILL");
 });
 
-/** Starts `node [execArgv] --import tsx <script> [args]` with cwd at the repository root. */
+/**
+ * Starts `node [execArgv] --import tsx <script> [args]` with cwd at the repository root
+ * (or the script's compiled copy without tsx, in a test run: ./compiled-children.ts).
+ */
 export function spawnNode(
   script: string,
   args: readonly string[] = [],
   options: SpawnOptions = {},
 ): Child {
-  const nodeArgs = [...(options.execArgv ?? []), "--import", "tsx", resolve(ROOT, script), ...args];
+  const nodeArgs = [...(options.execArgv ?? []), ...childCommand(ROOT, script), ...args];
   // `ip netns exec` execs node in place: the pid is node's, signals reach it directly.
   const proc = spawn(
     options.netns === undefined ? process.execPath : "ip",

@@ -37,6 +37,20 @@ const LONG_RUNNING = [
   "test/cli/cluster-commands.test.ts", // 23
 ];
 
+/**
+ * Pure unit tests (machines, codecs, reference vectors: no processes, sockets, timers or
+ * global state) run in one worker thread that keeps one module graph for all of them
+ * (`isolate: false`), beside the forks of the other files: with a fresh graph per file,
+ * importing the sources again for each of these ~90 small files cost more than the tests
+ * (54 s of wall time for them alone, 29 s shared; docs/testing.md).
+ */
+const PURE_UNITS = [
+  "test/core/**/*.test.ts",
+  "test/protocol/**/*.test.ts",
+  "test/base/**/*.test.ts",
+  "test/conformance/**/*.test.ts",
+];
+
 /** LONG_RUNNING first, in that order; then vitest's own order (cached durations, size). */
 class LongRunningFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -56,6 +70,9 @@ export default defineConfig({
     // transpiles the code of spawned children once (test/support/compiled-children.ts)
     globalSetup: ["test/global-setup.ts"],
     pool: "forks",
+    // Only the "units" project uses threads: one thread, one module graph for all its files
+    // (vitest takes these options from the root config, not per project).
+    poolOptions: { threads: { isolate: false, maxThreads: 1, minThreads: 1 } },
     // Three files at a time on this 2-core target: the long files are real-process tests
     // that mostly wait (failure detection, a 30 s SIGSTOP, removal margins) rather than
     // compute. Measured with PostgreSQL set: 358 s of wall time with 3 (1 962 tests),
@@ -70,7 +87,16 @@ export default defineConfig({
         test: {
           name: "main",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, ...CONTENTION_SENSITIVE],
+          exclude: [...configDefaults.exclude, ...CONTENTION_SENSITIVE, ...PURE_UNITS],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "units",
+          include: PURE_UNITS,
+          pool: "threads",
           sequence: { groupOrder: 0 },
         },
       },

@@ -36,7 +36,7 @@ import {
   resolvePhiAccrualSettings,
 } from "../failure-detector/phi-accrual-settings.js";
 import { SelfStallTracker } from "../failure-detector/self-stall.js";
-import type { Address } from "./address.js";
+import { type Address, addressEquals } from "./address.js";
 import { type ClusterEvent, diffClusterEvents } from "./cluster-events.js";
 import { type ClusterSettings, isWeaklyUpAllowed } from "./cluster-settings.js";
 import {
@@ -510,9 +510,15 @@ export class MembershipMachine {
   private onJoinRefused(from: UniqueAddress, reason: string): void {
     if (!this.tryingToJoin()) return;
     const hp = `${from.address.host}:${from.address.port}`;
-    if (!this.joinRefusalsByNode.has(hp) || this.joinRefusalsByNode.get(hp) !== reason)
+    // kept (and logged once per change) only for the nodes this one asks: a small table
+    const asked =
+      (this.joinedWith !== undefined && addressEquals(this.joinedWith, from.address)) ||
+      this.config.seedNodes.some((a) => addressEquals(a, from.address));
+    if (!asked) this.log("debug", "join request refused", { by: key(from), reason });
+    else if (this.joinRefusalsByNode.get(hp) !== reason) {
       this.log("info", "join request refused", { by: key(from), reason });
-    this.joinRefusalsByNode.set(hp, reason);
+      this.joinRefusalsByNode.set(hp, reason);
+    }
     if (reason === JoinRefusedReason.Tombstoned || reason === JoinRefusedReason.Downed)
       this.selfRemoved(
         `join refused by ${key(from)} (${reason}): that cluster admitted this incarnation, then downed or removed it before this node learned it had joined; it can never join again; restart the process to join as a new incarnation`,

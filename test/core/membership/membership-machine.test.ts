@@ -1618,6 +1618,11 @@ describe("membership machine: an incarnation removed before it learned it had jo
     // the same reason again is not logged again
     w.feed("a", joinFrom(w, "d"));
     expect(w.deliver()).toEqual([]);
+    // a node d never asked is not kept (the table holds the seeds and the join target)
+    w.add("x");
+    expect(w.feed("x", joinFrom(w, "d"))).toEqual(["x: info join refused", "x -> d JoinRefused"]);
+    expect(w.deliver()).toEqual([]);
+    expect(w.machine("d").joinRefusals).toEqual(new Map([["a:2552", "not-initialized"]]));
     // a forms the cluster: d's next attempt is welcomed
     w.feed("a", { type: "start" });
     w.runUntil(() => w.statusOf("a", "d") === "up", 30_000);

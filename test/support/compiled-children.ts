@@ -15,7 +15,7 @@
  * paths a child computes from `import.meta.dirname` resolve as in the sources; bare
  * imports resolve through the repository's node_modules above the mirror.
  */
-import { mkdirSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { MIRRORED_TREES } from "./child-process.js";
@@ -31,13 +31,38 @@ function sources(dir: string, out: string[]): string[] {
   return out;
 }
 
+/** Whether process `pid` runs (signal 0 checks without sending anything). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes the mirrors of runs whose process is gone (a run killed before its teardown),
+ * so that they do not pile up under node_modules/.cache.
+ */
+function removeOrphans(base: string): void {
+  if (!existsSync(base)) return;
+  for (const name of readdirSync(base)) {
+    const pid = Number(/^run-(\d+)$/.exec(name)?.[1]);
+    if (Number.isSafeInteger(pid) && !running(pid))
+      rmSync(join(base, name), { recursive: true, force: true });
+  }
+}
+
 /**
  * Transpiles src/ and test/ of `root` into
  * `<root>/node_modules/.cache/shardkit-children/<name>` (replacing what was there) and
  * returns that directory.
  */
 export async function compileChildren(root: string, name: string): Promise<string> {
-  const outdir = join(root, "node_modules", ".cache", "shardkit-children", name);
+  const base = join(root, "node_modules", ".cache", "shardkit-children");
+  removeOrphans(base);
+  const outdir = join(base, name);
   rmSync(outdir, { recursive: true, force: true });
   const entryPoints = MIRRORED_TREES.flatMap((t) => sources(join(root, t), []));
   await build({

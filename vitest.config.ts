@@ -42,7 +42,8 @@ const LONG_RUNNING = [
  * global state) run in one worker thread that keeps one module graph for all of them
  * (`isolate: false`), beside the forks of the other files: with a fresh graph per file,
  * importing the sources again for each of these ~90 small files cost more than the tests
- * (54 s of wall time for them alone, 29 s shared; docs/testing.md).
+ * (42 s of user CPU for them alone in isolated forks, 21 s in the shared thread;
+ * docs/testing.md).
  */
 const PURE_UNITS = [
   "test/core/**/*.test.ts",

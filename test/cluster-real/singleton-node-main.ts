@@ -12,12 +12,17 @@
  * - `{"event":"instance-started","node":<host:port>}` when the singleton instance starts
  *   here, `{"event":"instance-stopped","node":...}` on its PostStop;
  * - `{"event":"member","type":...,"member":<host:port>,"status":...}` for member events;
- * - `{"event":"shutdown-done","reason":...}` after `shutdown`, just before exiting 0.
+ * - `{"event":"shutdown-done","reason":...}` after `shutdown`, just before exiting 0;
+ * - `{"event":"dead-letter","q":...,"recipient":...,"reason":...}` for every `where`
+ *   question (or its answer) that became a dead letter here: delivery is at most once,
+ *   and this is how the test tells a question lost at a stopping instance (documented,
+ *   docs/singleton.md "The proxy") from one lost silently.
  *
  * Commands (one JSON line each, with `id`; one `{"event":"reply","id":...}` line each):
  * - `state` -> `{ members: [{ hostPort, status, upNumber }], convergence }`;
- * - `where {timeoutMs}` -> `{ node }`: asks the singleton, through this node's proxy,
- *   which node it runs on (ok: false with the error after timeoutMs);
+ * - `where {q, timeoutMs}` -> `{ node }`: asks the singleton, through this node's proxy,
+ *   which node it runs on; `q` names the question in dead-letter lines (ok: false with
+ *   the error after timeoutMs);
  * - `shutdown` -> replies at once, then `node.shutdown("user")`, then exits 0;
  * - `exit` -> terminates the actor system and exits 0.
  * The node also exits when stdin closes (the test runner is gone). Logs go to stderr.
@@ -40,7 +45,9 @@ export interface SingletonNodeConfig {
 }
 
 /** Messages of the singleton "probe". */
-export type ProbeMsg = { readonly type: "where"; readonly replyTo: ActorRef<string> } | StopMsg;
+export type ProbeMsg =
+  | { readonly type: "where"; readonly q: string; readonly replyTo: ActorRef<string> }
+  | StopMsg;
 type StopMsg = { readonly type: "stop" };
 
 const config = JSON.parse(process.argv[2] ?? "{}") as SingletonNodeConfig;
@@ -73,6 +80,12 @@ node.cluster.subscribe(
   },
   { initialState: true },
 );
+
+node.system.eventStream.subscribe("DeadLetter", (d) => {
+  const m = d.message as { type?: unknown; q?: unknown } | null;
+  if (typeof m === "object" && m !== null && m.type === "where")
+    emit({ event: "dead-letter", q: m.q, recipient: d.recipient, reason: d.reason });
+});
 
 const probe = Behaviors.setup<ProbeMsg>(() => {
   emit({ event: "instance-started", node: selfHostPort });
@@ -112,7 +125,7 @@ async function handle(c: Command): Promise<Record<string, unknown>> {
       const sentAt = Date.now();
       const answer = await ask(
         proxy,
-        (replyTo: ActorRef<string>) => ({ type: "where" as const, replyTo }),
+        (replyTo: ActorRef<string>) => ({ type: "where" as const, q: String(c.q), replyTo }),
         { timeoutMs: Number(c.timeoutMs ?? 5_000) },
       );
       return { node: answer, sentAt };

@@ -31,6 +31,9 @@ import {
   type SystemServices,
 } from "./internal.js";
 
+/** The name of an ask's reply target is this prefix and the ask's id. */
+const ASK_NAME_PREFIX = "$ask";
+
 export interface AskOptions {
   /** Reject with AskTimeoutError after this many ms (default: actor setting askTimeoutMs). */
   readonly timeoutMs?: number;
@@ -104,7 +107,7 @@ export class AskRef<R> implements PendingAsk<R> {
   }
   /** The last element of `path`, by which a remote reply finds this ref. */
   get name(): string {
-    return `$ask${this.id}`;
+    return `${ASK_NAME_PREFIX}${this.id}`;
   }
   get isTerminated(): boolean {
     return this.done;
@@ -146,8 +149,8 @@ interface DeadlineQueue {
 
 export class AskRegistry implements AskRegistrar {
   private readonly queues = new Map<number, DeadlineQueue>();
-  /** Reply targets that left this process inside a message (remote asks), by name. */
-  private readonly exportedRefs = new Map<string, AskRef<unknown>>();
+  /** Reply targets that left this process inside a message (remote asks), by id. */
+  private readonly exportedRefs = new Map<number, AskRef<unknown>>();
   private pendingCount = 0;
   private idCounter = 0;
   /** Asks that timed out so far (read by metrics at scrape time). */
@@ -197,11 +200,23 @@ export class AskRegistry implements AskRegistrar {
 
   /** Makes a pending reply target resolvable by name (`$ask<id>`) for remote replies. */
   export(ref: InternalRef): void {
-    if (ref instanceof AskRef && !ref.done) this.exportedRefs.set(ref.name, ref);
+    if (ref instanceof AskRef && !ref.done) this.exportedRefs.set(ref.id, ref);
   }
 
+  /** The exported reply target named `name` (`$ask<id>`, as AskRef.name spells it). */
   exported(name: string): InternalRef | undefined {
-    return this.exportedRefs.get(name);
+    if (!name.startsWith(ASK_NAME_PREFIX)) return undefined;
+    const digits = name.slice(ASK_NAME_PREFIX.length);
+    const id = Number(digits);
+    // Only the canonical spelling: "$ask07" or "$ask 7" name no ask.
+    return Number.isSafeInteger(id) && id > 0 && String(id) === digits
+      ? this.exportedRefs.get(id)
+      : undefined;
+  }
+
+  /** The exported reply target of the ask with this id. */
+  exportedById(id: number): InternalRef | undefined {
+    return this.exportedRefs.get(id);
   }
 
   /** Called once per ask when it resolves, rejects or times out. */
@@ -209,7 +224,7 @@ export class AskRegistry implements AskRegistrar {
     this.pendingCount--;
     if (this.latencyObserver !== undefined)
       this.latencyObserver(this.core.clock.now() - (ref.deadline - ref.timeoutMs));
-    if (this.exportedRefs.size > 0) this.exportedRefs.delete(ref.name);
+    if (this.exportedRefs.size > 0) this.exportedRefs.delete(ref.id);
     const dq = this.queues.get(ref.timeoutMs);
     if (dq === undefined) return;
     while (dq.queue.peek()?.done) dq.queue.shift();

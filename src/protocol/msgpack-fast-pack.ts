@@ -133,6 +133,9 @@ export class FastPacker {
    * gives up, so the general path reports it.
    */
   private writeRef(codec: RefCodec, ref: object, p: number): number {
+    const askId = codec.askId?.(ref) ?? -1;
+    if (askId > 0 && codec.localAddress !== undefined)
+      return this.writeAskRef(codec.localAddress, askId, p);
     const data: unknown = codec.encode(ref);
     if (typeof data !== "object" || data === null) return GIVE_UP;
     const { address, path } = data as WireRefData;
@@ -146,6 +149,42 @@ export class FastPacker {
     b[p + 4] = TAG_REF; // positive fixint
     const q = this.writeString(address, p + 5);
     return q < 0 ? q : this.writeString(path, q);
+  }
+
+  /**
+   * writeRef of `{ address, path: "/temp/$ask<id>#<id>" }` (see RefCodec.askId), the
+   * path's bytes written from the id's digits: the same bytes, without the strings.
+   */
+  private writeAskRef(address: string, id: number, p: number): number {
+    if (!Number.isSafeInteger(id)) return GIVE_UP;
+    let digits = 1;
+    for (let x = id; x >= 10; x = Math.floor(x / 10)) digits++;
+    const pathBytes = ASK_PATH_PREFIX_BYTES.length + 2 * digits + 1;
+    if (p + 5 > this.buf.length) return NO_ROOM;
+    const b = this.buf;
+    b[p] = 0xd4;
+    b[p + 1] = SHARDKIT_EXTENSION_TYPE;
+    b[p + 2] = 0;
+    b[p + 3] = 0x93; // fixarray of 3
+    b[p + 4] = TAG_REF; // positive fixint
+    let q = this.writeString(address, p + 5);
+    if (q < 0) return q;
+    // at most 10 + 2 * 16 + 1 bytes: a fixstr or a str8, as msgpackr writes them
+    const head = pathBytes < 0x20 ? 1 : 2;
+    if (q + head + pathBytes > b.length) return NO_ROOM;
+    if (head === 1) b[q++] = 0xa0 | pathBytes;
+    else {
+      b[q] = 0xd9;
+      b[q + 1] = pathBytes;
+      q += 2;
+    }
+    for (let i = 0; i < ASK_PATH_PREFIX_BYTES.length; i++)
+      b[q++] = ASK_PATH_PREFIX_BYTES[i] as number;
+    writeDigits(b, q, id, digits);
+    q += digits;
+    b[q++] = 0x23; // "#"
+    writeDigits(b, q, id, digits);
+    return q + digits;
   }
 
   /** msgpackr (useRecords: false) always writes a map16 and fills in its size after. */
@@ -274,6 +313,19 @@ export class FastPacker {
       this.view.setUint32(p + 1, bytes);
     }
     return q;
+  }
+}
+
+/** "/temp/$ask" in ASCII: the reply target of an ask, up to its id. */
+const ASK_PATH_PREFIX_BYTES = new TextEncoder().encode("/temp/$ask");
+
+/** The `digits` decimal digits of `n` (a safe integer >= 0) at `at`. */
+function writeDigits(b: Uint8Array, at: number, n: number, digits: number): void {
+  let x = n;
+  for (let i = at + digits - 1; i >= at; i--) {
+    const next = Math.floor(x / 10);
+    b[i] = 48 + (x - next * 10);
+    x = next;
   }
 }
 

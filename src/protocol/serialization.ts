@@ -51,6 +51,15 @@ export interface RefCodec {
   isRef(value: unknown): boolean;
   encode(ref: unknown): WireRefData;
   decode(data: WireRefData): unknown;
+  /**
+   * Optional shortcut for the reply target of an ask of this node: its id (> 0), after
+   * doing what `encode` would do for it, or -1 for any other ref. Its wire form is then
+   * `{ address: localAddress, path: "/temp/$ask<id>#<id>" }`, written without building
+   * the strings (msgpack-fast-pack.ts).
+   */
+  askId?(ref: unknown): number;
+  /** This node's address as `encode` writes it; required with `askId`. */
+  readonly localAddress?: string;
 }
 
 /** A serialized message: which serializer made the bytes, and the bytes. */

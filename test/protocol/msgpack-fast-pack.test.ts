@@ -244,6 +244,59 @@ describe("FastPacker and actor refs", () => {
     expect(serializer.fromBinary(fast)).toEqual(msg);
   });
 
+  it("an ask's reply target through RefCodec.askId: the general path's bytes, for ids of every length", () => {
+    /** A local ask reply target: the codec knows its id and this node's address. */
+    class AskTarget {
+      constructor(readonly id: number) {}
+    }
+    const address = "sys@127.0.0.1:2552";
+    const encoded: number[] = [];
+    const viaId: RefCodec = {
+      isRef: (v) => v instanceof AskTarget || v instanceof Ref,
+      encode: (r) =>
+        r instanceof AskTarget
+          ? { address, path: `/temp/$ask${r.id}#${r.id}` }
+          : refCodec.encode(r),
+      decode: refCodec.decode,
+      askId: (r) => {
+        if (!(r instanceof AskTarget)) return -1;
+        encoded.push(r.id);
+        return r.id;
+      },
+      localAddress: address,
+    };
+    const general = (v: unknown) => Uint8Array.from(packr.pack(prepareForPack(v, viaId, 1)));
+    const ids = [
+      1,
+      9,
+      10,
+      99,
+      12_345,
+      10 ** 10 - 1,
+      10 ** 10,
+      2 ** 40 + 3,
+      Number.MAX_SAFE_INTEGER,
+    ];
+    for (const id of ids) {
+      const msg = {
+        t: "inc",
+        n: id,
+        replyTo: new AskTarget(id),
+        other: new Ref("a@h:1", "/user/x#1"),
+      };
+      const fast = new FastPacker(viaId).pack(msg, 3) as Uint8Array;
+      expectBytes(fast.subarray(3), general(msg));
+    }
+    expect(encoded).toEqual(ids);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), (id) => {
+        const msg = [new AskTarget(id)];
+        expectBytes(new FastPacker(viaId).pack(msg, 0), general(msg));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("gives up when the RefCodec answers with the wrong shape, so the general path reports it", () => {
     const bad: RefCodec = { ...codec, encode: () => ({ address: 1, path: "/p" }) as never };
     const fast = new FastPacker(bad);

@@ -90,7 +90,12 @@ describe("three processes", () => {
   it("a message to an ask path of B that is not a pending ask is counted as an unknown recipient", async () => {
     // Replies to asks take a shortcut on the receiving side (no path split); these paths
     // look like ask replies but name no pending ask, or one below it.
-    const paths = ["/temp/$ask999999#999999", "/temp/$ask1/x#1", "/temp/$ask77#0"];
+    const paths = [
+      "/temp/$ask999999#999999",
+      "/temp/$ask1/x#1",
+      "/temp/$ask77#0",
+      "/temp/$ask077#077",
+    ];
     const before = await stats(b);
     for (const path of paths) await command(a, "tellRef", { address: b.address, path, value: 1 });
     await waitForStats(

@@ -20,16 +20,29 @@ export interface RemoteRefHost {
 export class RemoteActorRef implements InternalRef<unknown> {
   private cachedPath: ActorPath | undefined;
   private cachedRecipientField: Uint8Array | undefined;
+  private cachedElements: readonly string[] | undefined;
 
+  /**
+   * `elements` undefined: an ask's reply target (`wirePath` = `/temp/$ask<uid>#<uid>`),
+   * whose elements are built only if asked for: most are used once, to reply.
+   */
   constructor(
     readonly core: SystemCore,
     private readonly host: RemoteRefHost,
     readonly node: WireNode,
-    readonly elements: readonly string[],
+    elements: readonly string[] | undefined,
     readonly uid: number,
     /** `/user/a#uid`, precomputed: it goes into every envelope. */
     readonly wirePath: string,
-  ) {}
+  ) {
+    this.cachedElements = elements;
+  }
+
+  /** The path's elements, e.g. ["user", "a"]. */
+  get elements(): readonly string[] {
+    this.cachedElements ??= ["temp", `$ask${this.uid}`];
+    return this.cachedElements;
+  }
 
   get path(): ActorPath {
     this.cachedPath ??= new ActorPath(

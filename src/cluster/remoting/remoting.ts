@@ -50,6 +50,8 @@ import { decodeRemoteSystemMessage, encodeRemoteSystemMessage } from "./remote-s
 import { type RemotingSettings, remotingSecrets, remotingSettings } from "./remoting-settings.js";
 import { newRemotingStats, type RemotingStats } from "./remoting-stats.js";
 import {
+  ASK_PATH_PREFIX,
+  askIdOfPath,
   formatActorPath,
   formatNode,
   parseActorPath,
@@ -706,10 +708,19 @@ export class Remoting implements InboundHost {
   // ------------------------------------------------------------------ refs
 
   private refCodec(): RefCodec {
+    const remoting = this;
     return {
       isRef: (v) => isInternalRef(v),
       encode: (ref) => this.encodeRef(ref as InternalRef),
       decode: (data) => this.decodeRef(data),
+      askId: (ref) => {
+        if (!(ref instanceof AskRef)) return -1;
+        this.core.asks.export(ref);
+        return ref.id;
+      },
+      get localAddress() {
+        return remoting.localNodeString;
+      },
     };
   }
 
@@ -724,6 +735,14 @@ export class Remoting implements InboundHost {
   }
 
   private decodeRef(data: WireRefData): InternalRef {
+    // The reply-to ref of a remote ask (every ask that arrives carries one): its elements
+    // are known from the id, so the path is not split (RemoteActorRef builds them on use).
+    const askId = data.address === this.localNodeString ? -1 : askIdOfPath(data.path);
+    if (askId >= 0) {
+      const node = this.nodeOf(data.address);
+      if (node === undefined) throw new InvalidAddressError(data.address, "not a node address");
+      return new RemoteActorRef(this.core, this, node, undefined, askId, data.path);
+    }
     const p = parseActorPath(data.path);
     if (p === undefined) throw new InvalidAddressError(data.path, "not an actor path");
     if (data.address === this.localNodeString)
@@ -766,15 +785,11 @@ export class Remoting implements InboundHost {
   private resolveRecipient(wirePath: string): InternalRef | undefined {
     const cached = this.recipientCache.get(wirePath);
     if (cached !== undefined && !cached.isTerminated) return cached;
-    // A reply to an ask of this node (`/temp/$ask<id>#<uid>`, one path per ask, so never
-    // cached): looked up by name, as resolveLocal does, without splitting the path.
-    if (wirePath.startsWith(ASK_PATH_PREFIX)) {
-      const hash = wirePath.lastIndexOf("#");
-      const uid = Number(wirePath.slice(hash + 1));
-      const name = wirePath.slice(TEMP_PREFIX_LENGTH, hash);
-      if (hash > 0 && Number.isSafeInteger(uid) && uid >= 0 && !name.includes("/"))
-        return this.core.asks.exported(name);
-    }
+    // A reply to an ask of this node (`/temp/$ask<id>#<id>`, one path per ask, so never
+    // cached): looked up by its id, without splitting the path. Other spellings of a
+    // temp path (uid 0) take the general way below.
+    const askId = askIdOfPath(wirePath);
+    if (askId >= 0) return this.core.asks.exportedById(askId);
     const p = parseActorPath(wirePath);
     if (p === undefined) return undefined;
     const ref = this.core.resolveLocal(p.elements, p.uid);
@@ -811,10 +826,6 @@ export class Remoting implements InboundHost {
 }
 
 const NO_BINDING = new Uint8Array(0);
-/** Wire path of an ask's reply ref, up to its id (see AskRef.path). */
-const ASK_PATH_PREFIX = "/temp/$ask";
-/** Length of "/temp/": what follows is the ask ref's name. */
-const TEMP_PREFIX_LENGTH = 6;
 
 function isLoopback(host: string): boolean {
   const h = normalizeHost(host);

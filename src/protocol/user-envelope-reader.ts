@@ -8,12 +8,15 @@
  * - The last recipient string is remembered: a stream of messages to the same actor
  *   decodes its path once (a byte comparison instead of a UTF-8 decode, and the same
  *   string object every time, whose hash is then cached for map lookups).
+ * - A reply to an ask (recipient `/temp/$ask<id>#<id>`, a new path every time) is read
+ *   as its id (`recipientAskId`); its path string is built only if asked for.
  * - `read` never throws: it returns an error value, or undefined after filling in the
  *   fields. The fields describe the last successful read only, and the message is the
  *   range `[messageStart, messageEnd)` of `source` (same lifetime as the source).
  *   `release()` drops the reference to the source once the message is handled, so an
  *   idle connection does not pin its last network chunk.
  */
+import { askIdOfPathBytes } from "./ask-path.js";
 import { type PayloadDecodeError, PayloadErrorCode } from "./decode-result.js";
 import { utf8Decode } from "./utf8.js";
 
@@ -26,6 +29,8 @@ const EMPTY = new Uint8Array(0);
 export interface UserEnvelopeView {
   /** Path of the recipient actor on this node. Non-empty. */
   readonly recipient: string;
+  /** The ask id when `recipient` is an ask's reply target (src/protocol/ask-path.ts), else -1. */
+  readonly recipientAskId: number;
   /** Full address + path of the sender, when present. */
   readonly sender: string | undefined;
   /** Id of the serializer that produced the message. */
@@ -52,7 +57,7 @@ function invalid(detail: string, offset: number): PayloadDecodeError {
 
 /** Reusable USER payload decoder; see the module comment. */
 export class UserEnvelopeReader implements UserEnvelopeView {
-  recipient = "";
+  recipientAskId = -1;
   sender: string | undefined = undefined;
   serializerId = 0;
   source: Uint8Array = EMPTY;
@@ -60,6 +65,16 @@ export class UserEnvelopeReader implements UserEnvelopeView {
   messageEnd = 0;
   /** The last ASCII recipient decoded ("" = none). */
   private cachedText = "";
+  /** The recipient of the last read; undefined: an ask's, not built yet. */
+  private recipientValue: string | undefined = "";
+
+  get recipient(): string {
+    if (this.recipientValue === undefined) {
+      const id = this.recipientAskId;
+      this.recipientValue = `/temp/$ask${id}#${id}`;
+    }
+    return this.recipientValue;
+  }
 
   /** Decodes `source[start, end)`; undefined on success (fields set), else the error. */
   read(source: Uint8Array, start: number, end: number): PayloadDecodeError | undefined {
@@ -78,9 +93,13 @@ export class UserEnvelopeReader implements UserEnvelopeView {
     const recipientLength = str16Length(source, pos, end, "recipient", start);
     if (typeof recipientLength !== "number") return recipientLength;
     pos += 2;
-    const recipient = this.recipientText(source, pos, recipientLength);
-    if (recipient === undefined) return invalid("recipient is not UTF-8", recipientAt - start);
-    if (recipient.length === 0) return invalid("empty recipient", recipientAt - start);
+    const askId = askIdOfPathBytes(source, pos, recipientLength);
+    let recipient: string | undefined;
+    if (askId < 0) {
+      recipient = this.recipientText(source, pos, recipientLength);
+      if (recipient === undefined) return invalid("recipient is not UTF-8", recipientAt - start);
+      if (recipient.length === 0) return invalid("empty recipient", recipientAt - start);
+    }
     pos += recipientLength;
     let sender: string | undefined;
     if (flags & FLAG_SENDER) {
@@ -92,7 +111,8 @@ export class UserEnvelopeReader implements UserEnvelopeView {
       if (sender === undefined) return invalid("sender is not UTF-8", senderAt - start);
       pos += senderLength;
     }
-    this.recipient = recipient;
+    this.recipientValue = recipient;
+    this.recipientAskId = askId;
     this.sender = sender;
     this.serializerId = serializerId;
     this.source = source;

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { askIdOfPath } from "../../src/protocol/ask-path.js";
 import { decodeWith } from "../../src/protocol/byte-reader.js";
 import {
   decodeSystemAck,
@@ -132,8 +133,10 @@ describe("system messages", () => {
 describe("UserEnvelopeReader (one per connection, reused)", () => {
   const envelopeArb = fc.record({
     recipient: fc.oneof(
-      fc.constantFrom("/user/a#1", "/user/b#1", "/user/a#2", "/temp/$x#9"),
+      fc.constantFrom("/user/a#1", "/user/b#1", "/user/a#2", "/temp/$x#9", "/temp/$ask07#07"),
       fc.string({ minLength: 1, maxLength: 30, unit: "grapheme" }),
+      // an ask's reply target: read as its id, the path built only when asked for
+      fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }).map((id) => `/temp/$ask${id}#${id}`),
     ),
     sender: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }),
     serializerId: fc.integer({ min: 0, max: 2 ** 32 - 1 }),
@@ -149,6 +152,7 @@ describe("UserEnvelopeReader (one per connection, reused)", () => {
           const source = new Uint8Array(pad + payload.length + pad).fill(0xee);
           source.set(payload, pad);
           expect(reader.read(source, pad, pad + payload.length)).toBeUndefined();
+          expect(reader.recipientAskId).toBe(askIdOfPath(e.recipient));
           expect({
             recipient: reader.recipient,
             sender: reader.sender,

@@ -550,7 +550,10 @@ export class Remoting implements InboundHost {
       );
       return false;
     }
-    const target = this.resolveRecipient(env.recipient);
+    const target =
+      env.recipientAskId > 0
+        ? this.core.asks.exportedById(env.recipientAskId)
+        : this.resolveRecipient(env.recipient);
     if (target === undefined) {
       this.stats.unknownRecipients++;
       this.core.deadLetter(message, `${this.core.address}${env.recipient}`, "stopped");

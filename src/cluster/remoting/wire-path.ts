@@ -24,34 +24,7 @@ export function parseActorPath(text: string): WireActorPath | undefined {
   return { elements, uid };
 }
 
-/** The path prefix of an ask's reply target: `/temp/$ask<id>#<id>` (ask.ts names it). */
-export const ASK_PATH_PREFIX = "/temp/$ask";
-
-/**
- * The id of an ask's reply-target path in its canonical form `/temp/$ask<id>#<id>` (the
- * same decimal digits twice, no leading zero, a safe integer), else -1. Every ask that
- * crosses the network carries one, and every reply is addressed to one: this reads it
- * without splitting the path or allocating.
- */
-export function askIdOfPath(text: string): number {
-  const n = text.length;
-  const start = ASK_PATH_PREFIX.length;
-  if (n < start + 3 || !text.startsWith(ASK_PATH_PREFIX)) return -1;
-  let id = 0;
-  let i = start;
-  for (; i < n; i++) {
-    const c = text.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) break;
-    id = id * 10 + c;
-  }
-  const digits = i - start;
-  if (digits === 0 || digits > 16 || text.charCodeAt(start) === 48 || i >= n) return -1;
-  if (id > Number.MAX_SAFE_INTEGER) return -1;
-  if (text.charCodeAt(i) !== 35 || n !== i + 1 + digits) return -1; // "#" and as many digits
-  for (let j = 0; j < digits; j++)
-    if (text.charCodeAt(i + 1 + j) !== text.charCodeAt(start + j)) return -1;
-  return id;
-}
+export { ASK_PATH_PREFIX, askIdOfPath } from "../../protocol/ask-path.js";
 
 export interface WireNode {
   readonly systemName: string;

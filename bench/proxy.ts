@@ -35,6 +35,9 @@
  * summarize with `node --import tsx bench/profile-top.ts <file>`), and of member-1 in
  * each persisted window as <dir>/member-persisted[-full|-pg]-c64.cpuprofile.
  *
+ * SHARDKIT_BENCH_PROXY_NODE_FLAGS="<flags>": node flags for the three child processes, e.g.
+ * `--no-turbo-inlining` with the heap profile, so that bytes are charged to the function
+ * that allocates them and not to the caller it was inlined into.
  * SHARDKIT_BENCH_PROXY_HEAP_PROF=<dir>: writes an allocation profile of the proxy over the
  * measured c64 window (V8's sampling heap profiler, garbage included) as
  * <dir>/proxy-c64.heapprofile; `node --import tsx bench/profile-top.ts <file>` lists the
@@ -85,6 +88,8 @@ import {
 const CHILD_ENV = "SHARDKIT_BENCH_PROXY_CHILD";
 const PROF_ENV = "SHARDKIT_BENCH_PROXY_CPU_PROF";
 const HEAP_PROF_ENV = "SHARDKIT_BENCH_PROXY_HEAP_PROF";
+/** V8/node flags for the proxy and member processes, space-separated (profiling). */
+const NODE_FLAGS_ENV = "SHARDKIT_BENCH_PROXY_NODE_FLAGS";
 /** Bytes between two allocation samples of the heap profile (V8's default is 32 KiB). */
 const HEAP_SAMPLING_INTERVAL_BYTES = 4_096;
 const SYSTEM = "benchproxy";
@@ -406,9 +411,11 @@ async function childMain(): Promise<void> {
 }
 
 function spawnChild(config: ChildConfig, name: string): Child {
+  const flags = process.env[NODE_FLAGS_ENV]?.split(/\s+/).filter((f) => f.length > 0) ?? [];
   return spawnNode("bench/proxy.ts", [JSON.stringify(config)], {
     env: { [CHILD_ENV]: "1" },
     name,
+    execArgv: flags,
   });
 }
 

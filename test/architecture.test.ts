@@ -118,6 +118,25 @@ function layerOf(file: string): string {
   return rel[0] as string;
 }
 
+/** Every `assert(...)` call of `src` (balanced parentheses) and the line it starts on. */
+function assertCalls(src: string): { line: number; text: string }[] {
+  const calls: { line: number; text: string }[] = [];
+  for (const m of src.matchAll(/\bassert\(/g)) {
+    let depth = 0;
+    let end = m.index;
+    for (; end < src.length; end++) {
+      const c = src[end];
+      if (c === "(") depth++;
+      else if (c === ")" && --depth === 0) break;
+    }
+    calls.push({
+      line: src.slice(0, m.index).split("\n").length,
+      text: src.slice(m.index, end + 1),
+    });
+  }
+  return calls;
+}
+
 function stripComments(src: string): string {
   return src.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:])\/\/.*$/gm, "$1");
 }
@@ -250,6 +269,21 @@ describe("architecture", () => {
         });
     }
     expect(violations).toEqual([]);
+  });
+
+  it("no assert whose message is built from values: `if (!c) fail(...)` builds it only on failure (docs/architecture.md, House rules 3)", () => {
+    const violations: string[] = [];
+    for (const file of files) {
+      const src = stripComments(readFileSync(file, "utf8"));
+      for (const call of assertCalls(src))
+        if (call.text.includes("${"))
+          violations.push(`${relative(SRC, file)}:${call.line}: ${call.text.slice(0, 80)}`);
+    }
+    expect(violations).toEqual([]);
+    expect(assertCalls("assert(x > 0, `x is ${x}`);\nassert(ok(a, b), 'plain');")).toEqual([
+      { line: 1, text: "assert(x > 0, `x is ${x}`)" },
+      { line: 2, text: "assert(ok(a, b), 'plain')" },
+    ]);
   });
 
   it("no import cycles in src/, type-only imports included (docs/architecture.md, Dependency rules)", () => {

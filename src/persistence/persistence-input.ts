@@ -4,7 +4,7 @@
  * are programmer errors and fail an assert; an append that is well formed but exceeds
  * a bound is an expected failure and gets a JournalRejectedError.
  */
-import { assert } from "../base/assert.js";
+import { assert, fail } from "../base/assert.js";
 import {
   FencedWriteError,
   isWriteFence,
@@ -30,10 +30,8 @@ export function assertPersistenceId(persistenceId: string): void {
 }
 
 export function assertSeqNr(n: number, what: string, min = 1): void {
-  assert(
-    Number.isSafeInteger(n) && n >= min && n <= SEQ_NR_MAX,
-    `${what} must be an integer >= ${min}, got ${n}`,
-  );
+  if (!(Number.isSafeInteger(n) && n >= min && n <= SEQ_NR_MAX))
+    fail(`${what} must be an integer >= ${min}, got ${n}`);
 }
 
 /**
@@ -59,14 +57,10 @@ export function checkAppend(
   let bytes = 0;
   for (const e of events) {
     assert(e.bytes instanceof Uint8Array, "event bytes must be a Uint8Array");
-    assert(
-      Number.isInteger(e.serializerId) && e.serializerId >= 0 && e.serializerId <= 0xffff_ffff,
-      `serializerId must be an integer in [0, 2^32-1], got ${e.serializerId}`,
-    );
-    assert(
-      Number.isSafeInteger(e.timestampMs),
-      `timestampMs must be an integer, got ${e.timestampMs}`,
-    );
+    if (!(Number.isInteger(e.serializerId) && e.serializerId >= 0 && e.serializerId <= 0xffff_ffff))
+      fail(`serializerId must be an integer in [0, 2^32-1], got ${e.serializerId}`);
+    if (!Number.isSafeInteger(e.timestampMs))
+      fail(`timestampMs must be an integer, got ${e.timestampMs}`);
     assert(
       e.tags === undefined ||
         (Array.isArray(e.tags) && e.tags.every((t: unknown) => typeof t === "string")),
@@ -128,7 +122,7 @@ export function snapshotBounds(criteria: SnapshotCriteria = {}): SnapshotBounds 
     maxTimestampMs: criteria.maxTimestampMs ?? Number.MAX_SAFE_INTEGER,
   };
   for (const [k, v] of Object.entries(b))
-    assert(Number.isSafeInteger(v), `snapshot criteria ${k} must be an integer, got ${v}`);
+    if (!Number.isSafeInteger(v)) fail(`snapshot criteria ${k} must be an integer, got ${v}`);
   return b;
 }
 
@@ -155,14 +149,17 @@ export function checkSnapshot(
 ): void {
   assertPersistenceId(persistenceId);
   assertSeqNr(sequenceNr, "sequenceNr", 0);
-  assert(Number.isSafeInteger(timestampMs), `timestampMs must be an integer, got ${timestampMs}`);
+  if (!Number.isSafeInteger(timestampMs))
+    fail(`timestampMs must be an integer, got ${timestampMs}`);
   assert(snapshot.bytes instanceof Uint8Array, "snapshot bytes must be a Uint8Array");
-  assert(
-    Number.isInteger(snapshot.serializerId) &&
+  if (
+    !(
+      Number.isInteger(snapshot.serializerId) &&
       snapshot.serializerId >= 0 &&
-      snapshot.serializerId <= 0xffff_ffff,
-    `serializerId must be an integer in [0, 2^32-1], got ${snapshot.serializerId}`,
-  );
+      snapshot.serializerId <= 0xffff_ffff
+    )
+  )
+    fail(`serializerId must be an integer in [0, 2^32-1], got ${snapshot.serializerId}`);
   if (snapshot.bytes.byteLength > settings.snapshotBytesMax)
     throw new SnapshotTooLargeError(
       persistenceId,

@@ -3,7 +3,7 @@
  * inputs). Hot-path encoders (user envelopes) size their output exactly instead.
  * Callers validate field ranges before writing; the writer asserts them.
  */
-import { assert } from "../base/assert.js";
+import { fail } from "../base/assert.js";
 import { utf8ByteLength, utf8EncodeInto } from "./utf8.js";
 
 const INITIAL_CAPACITY_BYTES = 128;
@@ -19,7 +19,7 @@ export class ByteWriter {
   private len = 0;
 
   u8(v: number): this {
-    assert(Number.isInteger(v) && v >= 0 && v <= 0xff, `u8 out of range: ${v}`);
+    if (!(Number.isInteger(v) && v >= 0 && v <= 0xff)) fail(`u8 out of range: ${v}`);
     this.room(1);
     this.view.setUint8(this.len, v);
     this.len += 1;
@@ -27,7 +27,7 @@ export class ByteWriter {
   }
 
   u16(v: number): this {
-    assert(Number.isInteger(v) && v >= 0 && v <= U16_MAX, `u16 out of range: ${v}`);
+    if (!(Number.isInteger(v) && v >= 0 && v <= U16_MAX)) fail(`u16 out of range: ${v}`);
     this.room(2);
     this.view.setUint16(this.len, v);
     this.len += 2;
@@ -35,7 +35,7 @@ export class ByteWriter {
   }
 
   i64(v: bigint): this {
-    assert(v >= I64_MIN && v <= I64_MAX, `i64 out of range: ${v}`);
+    if (!(v >= I64_MIN && v <= I64_MAX)) fail(`i64 out of range: ${v}`);
     this.room(8);
     this.view.setBigInt64(this.len, v);
     this.len += 8;
@@ -43,7 +43,7 @@ export class ByteWriter {
   }
 
   u64(v: bigint): this {
-    assert(v >= 0n && v < U64_LIMIT, `u64 out of range: ${v}`);
+    if (!(v >= 0n && v < U64_LIMIT)) fail(`u64 out of range: ${v}`);
     this.room(8);
     this.view.setBigUint64(this.len, v);
     this.len += 8;

@@ -11,7 +11,7 @@
  * non-overlapping views of it, so a batch costs one copy per payload and no allocation
  * until the buffer is full.
  */
-import { assert } from "../base/assert.js";
+import { fail } from "../base/assert.js";
 import { ConfigError } from "../base/errors.js";
 import { FrameTooLargeError } from "./errors.js";
 
@@ -129,7 +129,7 @@ export function encodeFrame(
   payload: Uint8Array,
   frameSizeMaxBytes = DEFAULT_FRAMING_SETTINGS.frameSizeMaxBytes,
 ): Uint8Array {
-  assert(isFrameType(type), `unknown frame type ${type}`);
+  if (!isFrameType(type)) fail(`unknown frame type ${type}`);
   checkFrameSize(payload.length, frameSizeMaxBytes);
   const out = new Uint8Array(FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES + payload.length);
   writeFrameAt(out, 0, type, payload);
@@ -197,7 +197,7 @@ export class FrameWriter {
    */
   append(type: FrameType, payload: Uint8Array): void {
     // Checked without building the assertion's message on every call (hot path).
-    if (!isFrameType(type)) assert(false, `unknown frame type ${type}`);
+    if (!isFrameType(type)) fail(`unknown frame type ${type}`);
     checkFrameSize(payload.length, this.frameSizeMaxBytes);
     const size = FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES + payload.length;
     if (this.end + size > this.buf.length) this.ensureRoom(size);

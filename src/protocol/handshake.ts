@@ -27,7 +27,7 @@
  * superset of the safe-integer `number` uids of core/membership (`BigInt(uid)` maps one
  * to the other without loss).
  */
-import { assert } from "../base/assert.js";
+import { assert, fail } from "../base/assert.js";
 import { type ByteReader, decodeWith } from "./byte-reader.js";
 import { ByteWriter } from "./byte-writer.js";
 import { type DecodeResult, PayloadErrorCode } from "./decode-result.js";
@@ -132,8 +132,8 @@ function assertIdentity(p: HandshakeHello | HandshakeReject): void {
   assert(nameBytes >= 1 && nameBytes <= SYSTEM_NAME_BYTES_MAX, "systemName must be 1..255 bytes");
   const hostBytes = utf8ByteLength(p.address.host);
   assert(hostBytes >= 1 && hostBytes <= HOST_BYTES_MAX, "host must be 1..255 bytes");
-  assert(isPort(p.address.port), `port out of range: ${p.address.port}`);
-  assert(p.uid >= UID_MIN && p.uid <= UID_MAX, `uid out of i64 range: ${p.uid}`);
+  if (!isPort(p.address.port)) fail(`port out of range: ${p.address.port}`);
+  if (!(p.uid >= UID_MIN && p.uid <= UID_MAX)) fail(`uid out of i64 range: ${p.uid}`);
 }
 
 function isPort(port: number): boolean {

@@ -189,24 +189,25 @@ export class FastPacker {
 
   /** msgpackr (useRecords: false) always writes a map16 and fills in its size after. */
   private writeMap(obj: Record<string, unknown>, p: number, depth: number): number {
-    const keys = Object.keys(obj);
-    const n = keys.length;
-    if (n > MAP16_ENTRIES_MAX) return GIVE_UP;
     if (p + 3 > this.buf.length) return NO_ROOM;
     this.buf[p] = 0xde;
-    this.buf[p + 1] = n >>> 8;
-    this.buf[p + 2] = n & 0xff;
     let q = p + 3;
-    for (let i = 0; i < n; i++) {
-      const key = keys[i] as string;
+    let n = 0;
+    // for-in with an own-property check, not Object.keys: the same keys in the same
+    // order (the prototype is Object.prototype), without an array per object.
+    for (const key in obj) {
+      if (!hasOwn.call(obj, key)) continue;
       // `__proto__` is refused by prepareForPack; an own `hasOwnProperty` changes which
       // keys msgpackr writes.
-      if (key === "__proto__" || key === "hasOwnProperty") return GIVE_UP;
+      if (key === "__proto__" || key === "hasOwnProperty" || ++n > MAP16_ENTRIES_MAX)
+        return GIVE_UP;
       q = this.writeString(key, q);
       if (q < 0) return q;
       q = this.writeValue(obj[key], q, depth + 1);
       if (q < 0) return q;
     }
+    this.buf[p + 1] = n >>> 8;
+    this.buf[p + 2] = n & 0xff;
     return q;
   }
 
@@ -315,6 +316,8 @@ export class FastPacker {
     return q;
   }
 }
+
+const hasOwn = Object.prototype.hasOwnProperty;
 
 /** "/temp/$ask" in ASCII: the reply target of an ask, up to its id. */
 const ASK_PATH_PREFIX_BYTES = new TextEncoder().encode("/temp/$ask");

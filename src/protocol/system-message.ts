@@ -9,7 +9,7 @@
  * never lose precision. Decoders never throw; the SYSTEM message is a view of the frame
  * payload (same lifetime; see frame-decoder.ts).
  */
-import { assert } from "../base/assert.js";
+import { fail } from "../base/assert.js";
 import { decodeWith } from "./byte-reader.js";
 import type { DecodeResult } from "./decode-result.js";
 
@@ -23,7 +23,7 @@ export interface SystemMessage {
 }
 
 function assertSeq(seq: bigint): void {
-  assert(seq >= 0n && seq < U64_LIMIT, `sequence number out of u64 range: ${seq}`);
+  if (!(seq >= 0n && seq < U64_LIMIT)) fail(`sequence number out of u64 range: ${seq}`);
 }
 
 /** Encodes a SYSTEM payload. */

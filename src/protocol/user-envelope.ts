@@ -15,7 +15,7 @@
  * (user-envelope-reader.ts). `encodeUserEnvelope` / `decodeUserEnvelope` are the
  * general forms of the same layout.
  */
-import { assert } from "../base/assert.js";
+import { assert, fail } from "../base/assert.js";
 import type { DecodeResult } from "./decode-result.js";
 import { decoded, decodeFailed } from "./decode-result.js";
 import { SerializationError } from "./errors.js";
@@ -49,10 +49,8 @@ function pathLength(field: string, text: string): number {
 }
 
 function assertSerializerId(serializerId: number): void {
-  assert(
-    Number.isInteger(serializerId) && serializerId >= 0 && serializerId <= SERIALIZER_ID_MAX,
-    `serializerId out of range: ${serializerId}`,
-  );
+  if (!(Number.isInteger(serializerId) && serializerId >= 0 && serializerId <= SERIALIZER_ID_MAX))
+    fail(`serializerId out of range: ${serializerId}`);
 }
 
 /**

@@ -17,7 +17,7 @@
  *   is ignored. No timer outlives the running phase.
  */
 
-import { assert, assertNever } from "../../base/assert.js";
+import { assert, assertNever, fail } from "../../base/assert.js";
 import type { Disposable } from "../../base/disposable.js";
 import { AbortError } from "../../base/errors.js";
 import {
@@ -202,7 +202,7 @@ export class CoordinatedShutdown {
 
   private runTask(task: ShutdownTaskInfo): void {
     const fn = this.tasks.get(task.id);
-    assert(fn !== undefined, `no function for shutdown task ${task.id}`);
+    if (fn === undefined) fail(`no function for shutdown task ${task.id}`);
     const signal = (this.phaseController as AbortController).signal;
     const context: ShutdownTaskContext = {
       reason: this.machine.reason as ShutdownReason,

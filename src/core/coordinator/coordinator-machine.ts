@@ -29,7 +29,7 @@
  * region or proxy, or is removed. Both modes defer allocation until minNrOfMembers
  * regions registered with this coordinator, and while a write is failing.
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 import {
   type CoordinatorCommand,
   type CoordinatorEvent,
@@ -784,7 +784,7 @@ export class CoordinatorMachine {
 
   private enqueue(event: CoordinatorEvent, hostShard = false): void {
     const applied = this.projected.apply(event);
-    assert(applied, `coordinator decided a no-op event: ${JSON.stringify(event)}`);
+    if (!applied) fail(`coordinator decided a no-op event: ${JSON.stringify(event)}`);
     this.queue.enqueue({ event, hostShard });
   }
 

@@ -33,7 +33,7 @@
  *   nothing in that time, so the stable deadline and the episode's clocks move forward
  *   by the pause (it decides on as much observed stability as without the stall).
  */
-import { assert } from "../../base/assert.js";
+import { assert, fail } from "../../base/assert.js";
 import type { Member } from "../membership/member.js";
 import { compareMembers } from "../membership/member-ordering.js";
 import { uniqueAddressToString } from "../membership/unique-address.js";
@@ -131,7 +131,7 @@ export class SbrStabilityTracker {
    * episode's clocks move forward by it (never past `nowMs` for the clocks).
    */
   excuse(pauseMs: number, nowMs: number): void {
-    assert(Number.isFinite(pauseMs) && pauseMs >= 0, `pause must be finite, >= 0: ${pauseMs}`);
+    if (!(Number.isFinite(pauseMs) && pauseMs >= 0)) fail(`pause must be finite, >= 0: ${pauseMs}`);
     if (pauseMs === 0) return;
     const shift = (t: number) => Math.min(nowMs, t + pauseMs);
     this.stableDeadlineMs += pauseMs;

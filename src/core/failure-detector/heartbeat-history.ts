@@ -11,7 +11,7 @@
  * intervals in the window. Variance is the POPULATION variance (divide by n), clamped at 0
  * so floating-point cancellation can never yield a NaN standard deviation.
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 
 /** Bounded window of heartbeat intervals with O(1) mean and population variance. */
 export class HeartbeatHistory {
@@ -23,10 +23,8 @@ export class HeartbeatHistory {
   private squaredSum = 0;
 
   constructor(maxSampleSize: number) {
-    assert(
-      Number.isInteger(maxSampleSize) && maxSampleSize >= 1,
-      `maxSampleSize must be a positive integer, got ${maxSampleSize}`,
-    );
+    if (!(Number.isInteger(maxSampleSize) && maxSampleSize >= 1))
+      fail(`maxSampleSize must be a positive integer, got ${maxSampleSize}`);
     this.maxSampleSize = maxSampleSize;
   }
 

@@ -17,7 +17,7 @@
  *   (never past `nowMs`): silence the observer could not have seen is not the peer's
  *   (self-stall.ts). It changes nothing before the first heartbeat.
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 import { HeartbeatHistory } from "./heartbeat-history.js";
 import { phi } from "./phi.js";
 import { type PhiAccrualSettings, resolvePhiAccrualSettings } from "./phi-accrual-settings.js";
@@ -54,12 +54,12 @@ export class PhiAccrualFailureDetector {
 
   /** Records a heartbeat received at `nowMs` (monotonic, never before the last one). */
   heartbeat(nowMs: number): void {
-    assert(Number.isFinite(nowMs), `heartbeat time must be finite, got ${nowMs}`);
+    if (!Number.isFinite(nowMs)) fail(`heartbeat time must be finite, got ${nowMs}`);
     const last = this.lastHeartbeatAtMs;
     if (last === undefined) {
       this.seedHistory();
     } else {
-      assert(nowMs >= last, `clock went backwards: heartbeat at ${nowMs} after ${last}`);
+      if (!(nowMs >= last)) fail(`clock went backwards: heartbeat at ${nowMs} after ${last}`);
       if (this.isAvailable(nowMs)) this.history.add(nowMs - last);
     }
     this.lastHeartbeatAtMs = nowMs;
@@ -70,7 +70,7 @@ export class PhiAccrualFailureDetector {
    * count as silence of the peer (the last heartbeat moves forward, never past `nowMs`).
    */
   excuse(pauseMs: number, nowMs: number): void {
-    assert(Number.isFinite(pauseMs) && pauseMs >= 0, `pause must be finite, >= 0: ${pauseMs}`);
+    if (!(Number.isFinite(pauseMs) && pauseMs >= 0)) fail(`pause must be finite, >= 0: ${pauseMs}`);
     const last = this.lastHeartbeatAtMs;
     if (last === undefined || last >= nowMs) return;
     this.lastHeartbeatAtMs = Math.min(nowMs, last + pauseMs);

@@ -16,7 +16,7 @@
  *   (it may still mark members reachable again), and the driver logs it once per stall;
  * - a stall that starts while still suspect extends the suspect window.
  */
-import { assert } from "../../base/assert.js";
+import { assert, fail } from "../../base/assert.js";
 
 /** Settings of the tracker (durations in milliseconds). */
 export interface SelfStallSettings {
@@ -66,7 +66,7 @@ export class SelfStallTracker {
 
   /** Feeds the stall measured at `nowMs` (0 when the loop ran on time). */
   observe(stallMs: number, nowMs: number): SelfStallVerdict {
-    assert(Number.isFinite(stallMs), `stall must be finite, got ${stallMs}`);
+    if (!Number.isFinite(stallMs)) fail(`stall must be finite, got ${stallMs}`);
     if (stallMs < this.settings.ignoreBelowMs || stallMs <= 0) return { type: "none" };
     this.stalls += 1;
     this.longestMs = Math.max(this.longestMs, stallMs);

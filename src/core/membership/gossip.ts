@@ -15,7 +15,7 @@
  * Pure and synchronous: the removal timestamp is an input, never read from a clock.
  * Clock entries of a node use `clockKeyOf(node)`, its canonical string form.
  */
-import { assert } from "../../base/assert.js";
+import { assert, fail } from "../../base/assert.js";
 import { type Member, withStatus } from "./member.js";
 import { compareMembers, highestPriorityOf } from "./member-ordering.js";
 import { canTransition, IllegalMemberTransitionError } from "./member-transitions.js";
@@ -110,21 +110,21 @@ function assertInvariants(g: Gossip, prev?: Gossip): void {
   const isMember = (n: UniqueAddress) => binarySearch(members, n, byNode) >= 0;
   if (!membersSame || !tombstonesSame)
     for (const m of members) {
-      assert(m.status !== "removed", `live member with status removed: ${key(m.uniqueAddress)}`);
+      if (m.status === "removed") fail(`live member with status removed: ${key(m.uniqueAddress)}`);
       if (tombstones.length > 0)
-        assert(!hasTombstone(g, m.uniqueAddress), `tombstoned member: ${key(m.uniqueAddress)}`);
+        if (hasTombstone(g, m.uniqueAddress)) fail(`tombstoned member: ${key(m.uniqueAddress)}`);
     }
   if (!membersSame || !seenSame)
-    for (const n of overview.seen) assert(isMember(n), `seen by non-member: ${key(n)}`);
+    for (const n of overview.seen) if (!isMember(n)) fail(`seen by non-member: ${key(n)}`);
   if (!membersSame || !reachabilitySame) {
     for (const n of allObservers(overview.reachability))
-      assert(isMember(n), `reachability observer is not a member: ${key(n)}`);
+      if (!isMember(n)) fail(`reachability observer is not a member: ${key(n)}`);
     for (const v of overview.reachability.versions)
-      assert(isMember(v.observer), `reachability version of non-member: ${key(v.observer)}`);
+      if (!isMember(v.observer)) fail(`reachability version of non-member: ${key(v.observer)}`);
   }
   if (!tombstonesSame)
     for (const t of tombstones)
-      assert(Number.isFinite(t.removedAtMs), `bad tombstone time for ${key(t.node)}`);
+      if (!Number.isFinite(t.removedAtMs)) fail(`bad tombstone time for ${key(t.node)}`);
 }
 
 function key(node: UniqueAddress): string {
@@ -318,7 +318,7 @@ export function updateMembers(g: Gossip, updated: Iterable<Member>): Gossip {
 /** The gossip with member `node` set to down and dropped from seen. */
 export function markAsDown(g: Gossip, node: UniqueAddress): Gossip {
   const member = findMember(g, node);
-  assert(member !== undefined, `cannot mark a non-member as down: ${key(node)}`);
+  if (member === undefined) fail(`cannot mark a non-member as down: ${key(node)}`);
   const members = upsertSorted(g.members, withStatus(member, "down"), compareMembers);
   const seen = g.overview.seen.filter((n) => compareUniqueAddresses(n, node) !== 0);
   return rebuild(g, { members, seen });

@@ -16,7 +16,7 @@
  * Why a hash ring: neighbours by hash are spread across hosts, racks and data centers,
  * whereas neighbours by address would monitor the machine next door.
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 import { murmur3OfString } from "../../base/hash.js";
 import { sortedUnique } from "./sorted-array.js";
 import {
@@ -73,10 +73,8 @@ export class HeartbeatRing {
 
   constructor(nodes: Iterable<UniqueAddress>, options: HeartbeatRingOptions = {}) {
     const monitoredBy = options.monitoredByNrOfMembers ?? DEFAULT_MONITORED_BY_NR_OF_MEMBERS;
-    assert(
-      Number.isSafeInteger(monitoredBy) && monitoredBy >= 1,
-      `monitoredByNrOfMembers must be an integer >= 1, got ${monitoredBy}`,
-    );
+    if (!(Number.isSafeInteger(monitoredBy) && monitoredBy >= 1))
+      fail(`monitoredByNrOfMembers must be an integer >= 1, got ${monitoredBy}`);
     const unique = sortedUnique(nodes, compareUniqueAddresses);
     this.ring = unique.map(ringNodeOf).sort(compareRingNodes);
     this.nodes = Object.freeze(this.ring.map((r) => r.node));

@@ -12,7 +12,7 @@
  *   versions of the same node wins when concurrent gossips are merged: the status
  *   furthest along the lifecycle, so a merge never undoes a leave, down or removal.
  */
-import { assert, assertNever } from "../../base/assert.js";
+import { assertNever, fail } from "../../base/assert.js";
 import { compareAddresses } from "./address.js";
 import type { Member } from "./member.js";
 import type { MemberStatus } from "./member-status.js";
@@ -50,12 +50,12 @@ export function compareByLeaderStatus(a: Member, b: Member): number {
 }
 
 function assertSameDataCenter(a: Member, b: Member): void {
-  assert(
-    a.dataCenter === b.dataCenter,
-    `age of members in different data centers is not comparable: ${uniqueAddressToString(
-      a.uniqueAddress,
-    )} (${a.dataCenter}) vs ${uniqueAddressToString(b.uniqueAddress)} (${b.dataCenter})`,
-  );
+  if (a.dataCenter !== b.dataCenter)
+    fail(
+      `age of members in different data centers is not comparable: ${uniqueAddressToString(
+        a.uniqueAddress,
+      )} (${a.dataCenter}) vs ${uniqueAddressToString(b.uniqueAddress)} (${b.dataCenter})`,
+    );
 }
 
 /**
@@ -96,12 +96,12 @@ export const STATUS_MERGE_PRECEDENCE: Readonly<Record<MemberStatus, number>> = O
  * precedence; with equal status the older one (lower upNumber); with a full tie `b`.
  */
 export function highestPriorityOf(a: Member, b: Member): Member {
-  assert(
-    compareMembers(a, b) === 0,
-    `highestPriorityOf needs two versions of one node: ${uniqueAddressToString(
-      a.uniqueAddress,
-    )} vs ${uniqueAddressToString(b.uniqueAddress)}`,
-  );
+  if (compareMembers(a, b) !== 0)
+    fail(
+      `highestPriorityOf needs two versions of one node: ${uniqueAddressToString(
+        a.uniqueAddress,
+      )} vs ${uniqueAddressToString(b.uniqueAddress)}`,
+    );
   if (a.status !== b.status)
     return STATUS_MERGE_PRECEDENCE[a.status] > STATUS_MERGE_PRECEDENCE[b.status] ? a : b;
   return isOlderThan(a, b) ? a : b;

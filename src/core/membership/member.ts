@@ -9,7 +9,7 @@
  * Why the data center is a field and not a "dc-" role (as in Akka/Pekko): it is always
  * present, has one value, and must never be confused with an ordinary role.
  */
-import { assert } from "../../base/assert.js";
+import { assert, fail } from "../../base/assert.js";
 import type { MemberStatus } from "./member-status.js";
 import { canTransition, IllegalMemberTransitionError } from "./member-transitions.js";
 import {
@@ -59,7 +59,7 @@ export function memberFrom(fields: MemberFields): Member {
   const dataCenter = fields.dataCenter ?? DEFAULT_DATA_CENTER;
   const upNumber = fields.upNumber ?? UP_NUMBER_UNASSIGNED;
   assert(dataCenter !== "", "member data center must be non-empty");
-  assert(Number.isSafeInteger(upNumber), `member upNumber must be an integer, got ${upNumber}`);
+  if (!Number.isSafeInteger(upNumber)) fail(`member upNumber must be an integer, got ${upNumber}`);
   return Object.freeze({
     uniqueAddress: fields.uniqueAddress,
     status: fields.status,
@@ -92,7 +92,7 @@ export function withStatus(member: Member, to: MemberStatus): Member {
 
 /** The member moved to up with the given up-number (the leader's joining -> up action). */
 export function withStatusUp(member: Member, upNumber: number): Member {
-  assert(Number.isSafeInteger(upNumber), `upNumber must be an integer, got ${upNumber}`);
+  if (!Number.isSafeInteger(upNumber)) fail(`upNumber must be an integer, got ${upNumber}`);
   return withStatus(Object.freeze({ ...member, upNumber }), "up");
 }
 

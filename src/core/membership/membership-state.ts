@@ -11,7 +11,7 @@
  *
  * Pure functions of the state value; a non-member node is treated as removed.
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 import {
   findMember,
   type Gossip,
@@ -78,10 +78,8 @@ const key = uniqueAddressToString;
 /** A frozen state; selfDc defaults to "default", crossDcConnections to 5. */
 export function membershipStateOf(fields: MembershipStateFields): MembershipState {
   const crossDcConnections = fields.crossDcConnections ?? DEFAULT_CROSS_DC_CONNECTIONS;
-  assert(
-    Number.isSafeInteger(crossDcConnections) && crossDcConnections >= 1,
-    `crossDcConnections must be an integer >= 1, got ${crossDcConnections}`,
-  );
+  if (!(Number.isSafeInteger(crossDcConnections) && crossDcConnections >= 1))
+    fail(`crossDcConnections must be an integer >= 1, got ${crossDcConnections}`);
   return Object.freeze({
     latestGossip: fields.latestGossip,
     selfUniqueAddress: fields.selfUniqueAddress,

@@ -13,7 +13,7 @@
  * linear-time merge and compare by walking two sorted lists, and no prototype-key
  * pitfalls for arbitrary node keys.
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 import { compareStrings } from "../../base/compare.js";
 import { binarySearch } from "./sorted-array.js";
 
@@ -65,15 +65,13 @@ export function vectorClockOf(
       : Object.entries(versions as Readonly<Record<string, number>>);
   const entries: VectorClockEntry[] = [];
   for (const [key, counter] of pairs) {
-    assert(
-      Number.isSafeInteger(counter) && counter >= 0,
-      `invalid clock counter ${key}=${counter}`,
-    );
+    if (!(Number.isSafeInteger(counter) && counter >= 0))
+      fail(`invalid clock counter ${key}=${counter}`);
     if (counter > 0) entries.push(Object.freeze([key, counter] as const));
   }
   entries.sort((a, b) => compareStrings(a[0], b[0]));
   for (let i = 1; i < entries.length; i++) {
-    assert(entries[i - 1]?.[0] !== entries[i]?.[0], `duplicate clock key ${entries[i]?.[0]}`);
+    if (entries[i - 1]?.[0] === entries[i]?.[0]) fail(`duplicate clock key ${entries[i]?.[0]}`);
   }
   return freezeClock(entries);
 }
@@ -112,7 +110,7 @@ export function incrementClock(clock: VectorClock, node: string): VectorClock {
   const entries = clock.entries.slice();
   if (i >= 0) {
     const next = (entries[i] as VectorClockEntry)[1] + 1;
-    assert(Number.isSafeInteger(next), `clock counter overflow for ${node}`);
+    if (!Number.isSafeInteger(next)) fail(`clock counter overflow for ${node}`);
     entries[i] = Object.freeze([node, next] as const);
   } else {
     entries.splice(-(i + 1), 0, Object.freeze([node, 1] as const));

@@ -30,7 +30,7 @@
  *   incarnation this region is registered with. BeginHandOff and HandOff are obeyed from
  *   any (buffering and stopping are always safe) and answered to their sender.
  */
-import { assert, assertNever } from "../../base/assert.js";
+import { assert, assertNever, fail } from "../../base/assert.js";
 import { compareStrings } from "../../base/compare.js";
 import { RateLimiter } from "../../base/rate-limiter.js";
 import type { CoordinatorCommand, RegionCommand, RegionId } from "../../protocol/sharding.js";
@@ -193,10 +193,8 @@ export class RegionMachine<M> {
     this.out = [];
     if (this.current === RegionPhase.Stopped) this.onInputWhenStopped(input);
     else {
-      assert(
-        this.current !== RegionPhase.Idle || input.type === "start",
-        `region input "${input.type}" before "start"`,
-      );
+      if (this.current === RegionPhase.Idle && input.type !== "start")
+        fail(`region input "${input.type}" before "start"`);
       this.dispatch(input);
       this.maybeFinishShutdown();
       if (!this.isStopped()) this.ensureTimers();
@@ -562,7 +560,7 @@ export class RegionMachine<M> {
   // ---- local shards --------------------------------------------------------------------------
 
   private startLocal(shard: ShardId, replyTo: CoordinatorRef | undefined): void {
-    assert(!this.proxy && !this.local.has(shard), `start-shard ${shard} not allowed`);
+    if (!(!this.proxy && !this.local.has(shard))) fail(`start-shard ${shard} not allowed`);
     this.local.set(shard, {
       state: LocalShardState.Starting,
       startedReplyTo: replyTo,

@@ -12,7 +12,7 @@
  *   none of it may be assumed durable (a retry rewrites the same ids, so applying a batch
  *   twice must be harmless: add and remove are idempotent set operations).
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 import type { EntityId, ShardId } from "../sharding/shard-id.js";
 
 /** One store write: entities that started (to remember) and stopped (to forget). */
@@ -39,7 +39,7 @@ export interface RememberEntitiesStore {
 export function assertValidBatch(batch: RememberEntitiesBatch): void {
   const seen = new Set<EntityId>();
   for (const id of [...batch.started, ...batch.stopped]) {
-    assert(!seen.has(id), `remember batch names entity "${id}" twice`);
+    if (seen.has(id)) fail(`remember batch names entity "${id}" twice`);
     seen.add(id);
   }
 }

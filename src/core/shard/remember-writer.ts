@@ -9,7 +9,7 @@
  * change per entity is outstanding (pending or in flight): the machine waits for an
  * entity's change to be acknowledged before it can make the next one.
  */
-import { assert } from "../../base/assert.js";
+import { assert, fail } from "../../base/assert.js";
 import type { EntityId } from "../sharding/shard-id.js";
 import type { RememberEntitiesBatch } from "./remember-entities.js";
 
@@ -49,7 +49,7 @@ export class RememberWriter {
 
   /** Queues a change; the entity must have no change outstanding. */
   enqueue(entityId: EntityId, change: RememberChange): void {
-    assert(!this.outstanding(entityId), `entity "${entityId}" already has a remember change`);
+    if (this.outstanding(entityId)) fail(`entity "${entityId}" already has a remember change`);
     this.pending.set(entityId, change);
   }
 

@@ -21,7 +21,7 @@
  *   the region; `shard-stopped` only once every entity has terminated (or was
  *   force-stopped after handOffTimeoutMs) and no remember write is outstanding.
  */
-import { assert, assertNever } from "../../base/assert.js";
+import { assert, assertNever, fail } from "../../base/assert.js";
 import type { EntityId, ShardId } from "../sharding/shard-id.js";
 import { RememberWriter } from "./remember-writer.js";
 import {
@@ -388,7 +388,7 @@ export class ShardMachine<M> {
   }
 
   private startIncarnation(id: EntityId, rec: EntityRecord<M>): void {
-    assert(!rec.hasActor, `entity "${id}" started while an incarnation is live`);
+    if (rec.hasActor) fail(`entity "${id}" started while an incarnation is live`);
     rec.hasActor = true;
     rec.state = EntityState.Starting;
     rec.stopReason = undefined;
@@ -519,10 +519,8 @@ export class ShardMachine<M> {
   }
 
   private onSetActiveLimit(limit: number): void {
-    assert(
-      limit === Number.POSITIVE_INFINITY || (Number.isInteger(limit) && limit >= 1),
-      `active-entity limit must be an integer >= 1 or Infinity, got ${limit}`,
-    );
+    if (!(limit === Number.POSITIVE_INFINITY || (Number.isInteger(limit) && limit >= 1)))
+      fail(`active-entity limit must be an integer >= 1 or Infinity, got ${limit}`);
     this.activeLimit = limit;
     if (this.current === ShardPhase.Running) this.maybeEvict();
   }
@@ -553,7 +551,7 @@ export class ShardMachine<M> {
   // ---- timers --------------------------------------------------------------------
 
   private armTimer(key: string, delayMs: number): void {
-    assert(!this.timers.has(key), `timer ${key} already running`);
+    if (this.timers.has(key)) fail(`timer ${key} already running`);
     this.timers.add(key);
     this.emit({ type: "start-timer", key, delayMs });
   }
@@ -580,7 +578,7 @@ export class ShardMachine<M> {
         this.onHandOffTimeout();
         return;
     }
-    assert(key.startsWith(ENTITY_RESTART_TIMER_PREFIX), `unknown shard timer ${key}`);
+    if (!key.startsWith(ENTITY_RESTART_TIMER_PREFIX)) fail(`unknown shard timer ${key}`);
     const id = key.slice(ENTITY_RESTART_TIMER_PREFIX.length);
     const rec = this.entities.get(id);
     if (rec?.state === EntityState.Backoff) this.startIncarnation(id, rec);

@@ -15,7 +15,7 @@
  * - Inputs that no longer apply (a task finishing after its phase timed out, a timer
  *   firing for a phase already over) are ignored, so the driver needs no bookkeeping.
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 import type { PhaseDefinition } from "./shutdown-phases.js";
 import type { ShutdownReason } from "./shutdown-reason.js";
 
@@ -115,7 +115,7 @@ export class ShutdownMachine {
   constructor(phases: readonly PhaseDefinition[]) {
     this.phases = phases;
     phases.forEach((p, i) => {
-      assert(!this.indexOf.has(p.name), `duplicate shutdown phase ${p.name}`);
+      if (this.indexOf.has(p.name)) fail(`duplicate shutdown phase ${p.name}`);
       this.indexOf.set(p.name, i);
     });
   }
@@ -142,7 +142,7 @@ export class ShutdownMachine {
 
   /** Registers a task; rejected for unknown phases and phases that have started. */
   addTask(task: ShutdownTaskInfo): AddTaskResult {
-    assert(!this.tasks.has(task.id), `duplicate shutdown task id ${task.id}`);
+    if (this.tasks.has(task.id)) fail(`duplicate shutdown task id ${task.id}`);
     const index = this.indexOf.get(task.phase);
     if (index === undefined) return { ok: false, rejection: "unknown-phase" };
     if (this.hasStarted(index)) return { ok: false, rejection: "phase-started" };

@@ -36,7 +36,7 @@
  * Why outputs instead of callbacks: the driver performs them in order on a real node or
  * in the simulator, and tests read them as a trace.
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 import { ConfigError } from "../../base/errors.js";
 import type { SingletonManagerMessage } from "../../protocol/singleton.js";
 import type { Member } from "../membership/member.js";
@@ -387,7 +387,7 @@ export class SingletonManagerMachine<StopMessage = unknown> {
   }
 
   private startInstance(): void {
-    assert(this.instance === "none", `singleton start while instance is ${this.instance}`);
+    if (this.instance !== "none") fail(`singleton start while instance is ${this.instance}`);
     this.instance = "running";
     this.setState(S.Oldest);
     this.hasRunInstance = true;
@@ -662,7 +662,7 @@ export class SingletonManagerMachine<StopMessage = unknown> {
   }
 
   private becomeEnd(why: string): void {
-    assert(this.instance === "none", `singleton manager ends with instance ${this.instance}`);
+    if (this.instance !== "none") fail(`singleton manager ends with instance ${this.instance}`);
     this.tellYoungerEnded();
     for (const t of [...this.timers].sort()) this.cancelTimer(t);
     this.pendingRemoval.clear();

@@ -5,7 +5,7 @@
  *
  * `nextInt` is unbiased in the seeded form (rejection sampling on uint32 draws).
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 import { Xoshiro128 } from "../../base/prng.js";
 import type { Random } from "../../ports/random.js";
 
@@ -16,7 +16,7 @@ export class NodeRandom implements Random {
   private readonly prng: Xoshiro128 | undefined;
 
   constructor(seed?: number) {
-    if (seed !== undefined) assert(Number.isSafeInteger(seed), `seed must be an integer: ${seed}`);
+    if (seed !== undefined && !Number.isSafeInteger(seed)) fail(`seed must be an integer: ${seed}`);
     this.prng = seed === undefined ? undefined : new Xoshiro128(seed);
   }
 
@@ -37,10 +37,8 @@ export class NodeRandom implements Random {
 }
 
 function assertIntBound(maxExclusive: number): void {
-  assert(
-    Number.isSafeInteger(maxExclusive) && maxExclusive > 0,
-    `nextInt bound must be a positive integer: ${maxExclusive}`,
-  );
+  if (!(Number.isSafeInteger(maxExclusive) && maxExclusive > 0))
+    fail(`nextInt bound must be a positive integer: ${maxExclusive}`);
 }
 
 function seededInt(prng: Xoshiro128, maxExclusive: number): number {

@@ -18,7 +18,7 @@
  * beyond the current tick. The bytes are not copied (see `send`).
  */
 import type { Socket } from "node:net";
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 import type {
   CloseReason,
   Connection,
@@ -86,7 +86,7 @@ export class TcpConnection implements Connection {
   }
 
   setHandlers(handlers: ConnectionHandlers): void {
-    assert(!this.handlersSet, `connection ${this.id}: setHandlers called twice`);
+    if (this.handlersSet) fail(`connection ${this.id}: setHandlers called twice`);
     this.handlersSet = true;
     this.handlers = handlers;
     if (this.reason !== undefined) {

@@ -3,7 +3,7 @@
  * simulator. `nextInt` is unbiased (rejection sampling on uint32 draws), so the
  * values drawn depend only on the seed and the sequence of calls.
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 import { Xoshiro128 } from "../../base/prng.js";
 import type { Random } from "../../ports/random.js";
 
@@ -22,10 +22,8 @@ export class SeededRandom implements Random {
   }
 
   nextInt(maxExclusive: number): number {
-    assert(
-      Number.isSafeInteger(maxExclusive) && maxExclusive > 0,
-      `nextInt bound must be a positive integer: ${maxExclusive}`,
-    );
+    if (!(Number.isSafeInteger(maxExclusive) && maxExclusive > 0))
+      fail(`nextInt bound must be a positive integer: ${maxExclusive}`);
     if (maxExclusive > UINT32_RANGE) return Math.floor(this.next53() * maxExclusive);
     const limit = UINT32_RANGE - (UINT32_RANGE % maxExclusive);
     let u = this.prng.nextUint32();

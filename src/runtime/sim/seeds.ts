@@ -7,7 +7,7 @@
  * which keeps failing seeds reproducible while scenarios evolve. All 53 bits of a safe
  * integer seed are used, so seeds 1 and 2^32+1 differ.
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 
 const ROOT_SALT = 0x5eed0001;
 const NODE_SALT = 0x5eed0002;
@@ -35,7 +35,7 @@ export function fnv1a32(text: string): number {
 }
 
 function seedWords(seed: number): [number, number] {
-  assert(Number.isSafeInteger(seed), `simulation seed must be a safe integer: ${seed}`);
+  if (!Number.isSafeInteger(seed)) fail(`simulation seed must be a safe integer: ${seed}`);
   return [seed >>> 0, Math.floor(seed / 0x1_0000_0000) >>> 0];
 }
 

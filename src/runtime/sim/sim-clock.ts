@@ -8,7 +8,7 @@
  * corrected upwards, so code that re-checks `now() >= deadline` in a timer never sees
  * it fire early.
  */
-import { assert } from "../../base/assert.js";
+import { fail } from "../../base/assert.js";
 import type { Clock } from "../../ports/clock.js";
 
 /** Source of world (virtual) time. */
@@ -36,8 +36,9 @@ export class SimClock implements Clock {
   ) {
     const driftPpm = options.clockDriftPpm ?? 0;
     const offsetMs = options.clockOffsetMs ?? 0;
-    assert(Number.isFinite(driftPpm) && driftPpm > -1e6, `clockDriftPpm out of range: ${driftPpm}`);
-    assert(Number.isFinite(offsetMs), `clockOffsetMs must be finite: ${offsetMs}`);
+    if (!(Number.isFinite(driftPpm) && driftPpm > -1e6))
+      fail(`clockDriftPpm out of range: ${driftPpm}`);
+    if (!Number.isFinite(offsetMs)) fail(`clockOffsetMs must be finite: ${offsetMs}`);
     this.rate = 1 + driftPpm / 1e6;
     this.offsetMs = offsetMs;
   }

@@ -19,7 +19,7 @@
  *   (Stopping the node's network input as well is the caller's part: the test harness
  *   clogs the links into the node for the same time.)
  */
-import { assert } from "../../base/assert.js";
+import { assert, fail } from "../../base/assert.js";
 import { type Disposable, noopDisposable } from "../../base/disposable.js";
 import type { EventLoopMonitor } from "../../ports/event-loop.js";
 import type { Scheduler } from "../../ports/scheduler.js";
@@ -79,10 +79,8 @@ export class SimScheduler implements Scheduler, EventLoopMonitor {
 
   /** Blocks this node's callbacks for `durationMs` world-ms from now (see the module comment). */
   stall(durationMs: number): void {
-    assert(
-      Number.isFinite(durationMs) && durationMs >= 0,
-      `stall must be finite, >= 0: ${durationMs}`,
-    );
+    if (!(Number.isFinite(durationMs) && durationMs >= 0))
+      fail(`stall must be finite, >= 0: ${durationMs}`);
     const now = this.host.now;
     if (now >= this.stalledUntil) this.stallStartedAt = now;
     this.stalledUntil = Math.max(this.stalledUntil, now + durationMs);

@@ -14,7 +14,7 @@
  * - The trace (logs and `record` calls) is hashed incrementally: same seed and code,
  *   same `traceHash()`.
  */
-import { assert } from "../../base/assert.js";
+import { assert, fail } from "../../base/assert.js";
 import type { Disposable } from "../../base/disposable.js";
 import type { LogFields, LogLevel } from "../../ports/logger.js";
 import { levelRank } from "../../ports/logger.js";
@@ -128,8 +128,8 @@ export class SimWorld {
 
   /** Creates the Runtime of a new simulated node. Node names are unique per world. */
   createRuntime(nodeName: string, options: SimNodeOptions = {}): SimRuntime {
-    assert(nodeName !== "" && nodeName !== WORLD_NODE, `invalid sim node name "${nodeName}"`);
-    assert(!this.runtimes.has(nodeName), `sim node "${nodeName}" already exists`);
+    if (!(nodeName !== "" && nodeName !== WORLD_NODE)) fail(`invalid sim node name "${nodeName}"`);
+    if (this.runtimes.has(nodeName)) fail(`sim node "${nodeName}" already exists`);
     const clock = new SimClock(this, options);
     const scheduler = new SimScheduler(this, clock);
     const runtime: SimRuntime = {
@@ -157,7 +157,7 @@ export class SimWorld {
 
   /** Queues `fn` at world time `timeMs`, which must not be in the past. */
   scheduleAt(timeMs: number, fn: () => void): Disposable {
-    assert(timeMs >= this.time, `cannot schedule in the past: ${timeMs} < ${this.time}`);
+    if (!(timeMs >= this.time)) fail(`cannot schedule in the past: ${timeMs} < ${this.time}`);
     return this.queue.push(timeMs, fn);
   }
 
@@ -192,7 +192,8 @@ export class SimWorld {
    * ends at exactly now + limitMs. Returns whether the predicate held.
    */
   async runUntil(predicate: () => boolean, limitMs: number): Promise<boolean> {
-    assert(Number.isFinite(limitMs) && limitMs >= 0, `limitMs must be finite, >= 0: ${limitMs}`);
+    if (!(Number.isFinite(limitMs) && limitMs >= 0))
+      fail(`limitMs must be finite, >= 0: ${limitMs}`);
     const deadline = this.time + limitMs;
     this.enterRun();
     try {

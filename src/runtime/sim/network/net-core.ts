@@ -10,7 +10,7 @@
  *   changes, crashes) follows that order, so it is deterministic.
  * - A host belongs to exactly one node, for the life of the network.
  */
-import { assert } from "../../../base/assert.js";
+import { fail } from "../../../base/assert.js";
 import type { Disposable } from "../../../base/disposable.js";
 import type { HostPort } from "../../../ports/transport.js";
 import { SeededRandom } from "../seeded-random.js";
@@ -142,9 +142,10 @@ export class NetCore implements TransportHost, AttemptHost, ConnectionHost {
   /** Registers (or checks) the host of a node. */
   registerNode(nodeName: string, host: string): void {
     const known = this.hostByNode.get(nodeName);
-    assert(known === undefined || known === host, `sim node ${nodeName} already has host ${known}`);
+    if (!(known === undefined || known === host))
+      fail(`sim node ${nodeName} already has host ${known}`);
     const owner = this.nodeByHost.get(host);
-    assert(owner === undefined || owner === nodeName, `host ${host} belongs to ${owner}`);
+    if (!(owner === undefined || owner === nodeName)) fail(`host ${host} belongs to ${owner}`);
     this.hostByNode.set(nodeName, host);
     this.nodeByHost.set(host, nodeName);
   }
@@ -174,7 +175,7 @@ export class NetCore implements TransportHost, AttemptHost, ConnectionHost {
 
   /** A new transport for a node that is not crashed. */
   createTransport(nodeName: string, host: string): SimTransport {
-    assert(!this.crashed.has(nodeName), `sim node ${nodeName} is crashed: restart it first`);
+    if (this.crashed.has(nodeName)) fail(`sim node ${nodeName} is crashed: restart it first`);
     this.registerNode(nodeName, host);
     const transport = new SimTransport(this, nodeName, host);
     let set = this.transports.get(nodeName);
@@ -192,7 +193,7 @@ export class NetCore implements TransportHost, AttemptHost, ConnectionHost {
 
   establish(client: SimTransport, target: HostPort, listener: SimListener): SimEndpoint {
     const localPort = this.ports(client.host).allocate();
-    assert(localPort !== undefined, `no free ephemeral port on ${client.host}`);
+    if (!(localPort !== undefined)) fail(`no free ephemeral port on ${client.host}`);
     const clientAddress: HostPort = { host: client.host, port: localPort };
     const server = listener.owner;
     const conn = new VirtualConnection(

@@ -25,7 +25,7 @@
  *   a new transport for the node.
  * - All callbacks run in world events, never inside the API call that caused them.
  */
-import { assert } from "../../../base/assert.js";
+import { assert, fail } from "../../../base/assert.js";
 import type { SimWorld } from "../sim-world.js";
 import { NET_TRACE_NODE, NetCore } from "./net-core.js";
 import type { LinkConfig, SimNetworkOptions } from "./sim-network-settings.js";
@@ -113,7 +113,7 @@ export class SimNetwork {
 
   /** Holds every arrival on a -> b (and b -> a unless oneWay) for the next `ms` ms. */
   clog(a: string, b: string, ms: number, options: DirectionOptions = {}): void {
-    assert(Number.isFinite(ms) && ms >= 0, `clog duration must be finite and >= 0: ${ms}`);
+    if (!(Number.isFinite(ms) && ms >= 0)) fail(`clog duration must be finite and >= 0: ${ms}`);
     const until = this.world.now + ms;
     const links =
       options.oneWay === true
@@ -125,14 +125,14 @@ export class SimNetwork {
 
   /** Kills the node's process (see the module comment). Restart it to listen again. */
   crash(nodeName: string): void {
-    assert(!this.core.isCrashed(nodeName), `sim node ${nodeName} is already crashed`);
+    if (this.core.isCrashed(nodeName)) fail(`sim node ${nodeName} is already crashed`);
     this.core.record("crash", nodeName);
     this.core.crash(nodeName);
   }
 
   /** Allows a crashed node to create a transport again. */
   restart(nodeName: string): void {
-    assert(this.core.isCrashed(nodeName), `sim node ${nodeName} is not crashed`);
+    if (!this.core.isCrashed(nodeName)) fail(`sim node ${nodeName} is not crashed`);
     this.core.restart(nodeName);
     this.core.record("restart", nodeName);
   }

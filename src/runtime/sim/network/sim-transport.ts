@@ -9,7 +9,7 @@
  *
  * Connection ids are per transport, in creation order, so they are deterministic.
  */
-import { assert } from "../../../base/assert.js";
+import { fail } from "../../../base/assert.js";
 import { TransportError } from "../../../base/errors.js";
 import type { Connection, HostPort, Listener, Transport } from "../../../ports/transport.js";
 import { type AttemptHost, ConnectAttempt } from "./connect-attempt.js";
@@ -89,7 +89,7 @@ export class SimTransport implements Transport, ListenerOwner, EndpointOwner {
 
   connect(address: HostPort, options?: { readonly timeoutMs?: number }): Promise<Connection> {
     const timeoutMs = options?.timeoutMs ?? this.net.connectTimeoutMs;
-    assert(timeoutMs >= 0, `connect timeoutMs must be >= 0: ${timeoutMs}`);
+    if (!(timeoutMs >= 0)) fail(`connect timeoutMs must be >= 0: ${timeoutMs}`);
     if (!this.isOpen) return Promise.reject(transportClosed(this.nodeName, "connect"));
     if (!isValidPort(address.port) || address.port === 0) {
       return Promise.reject(

@@ -60,32 +60,59 @@ export function ask<M, R, const X extends M = M>(
   makeMessage: (replyTo: ActorRef<R>) => X,
   options: AskOptions = {},
 ): Promise<R> {
+  const begun = beginAsk<R>(target, options);
+  if (begun instanceof Promise) return begun;
+  let message: X;
+  try {
+    message = makeMessage(begun.ref as ActorRef<R>);
+  } catch (error) {
+    begun.ref.fail(error);
+    return begun.promise;
+  }
+  (target as ActorRef<X>).tell(message);
+  return begun.promise;
+}
+
+/** A started ask: its reply target and the promise the reply settles. */
+export interface BegunAsk<R> {
+  readonly ref: PendingAsk<R>;
+  readonly promise: Promise<R>;
+}
+
+/** The resolve and reject of the promise being created (see `beginAsk`). */
+let capturedResolve: (value: never) => void = () => {};
+let capturedReject: (error: unknown) => void = () => {};
+function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
+/**
+ * The first half of `ask`, for senders that build the message themselves (the sharding
+ * entity ref wraps it in an envelope): registers the reply target, or answers the
+ * rejected promise when the ask cannot start (bad timeout, aborted signal, too many
+ * pending asks, terminated system). The caller then sends its message to `target`, or
+ * fails `ref` if building it threw. The promise is made with one shared executor, so an
+ * ask costs no closure of its own.
+ */
+export function beginAsk<R>(target: unknown, options: AskOptions): BegunAsk<R> | Promise<R> {
   if (!isInternalRef(target)) return Promise.reject(new InvalidActorRefError("ask", target));
   const core = target.core;
-  return new Promise<R>((resolve, reject) => {
-    const timeoutMs = options.timeoutMs ?? core.settings.askTimeoutMs;
-    if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) {
-      reject(new ConfigError("timeoutMs", timeoutMs, "a finite number > 0"));
-      return;
-    }
-    if (options.signal?.aborted) {
-      reject(new AbortError(`ask to ${target.path}`, options.signal.reason));
-      return;
-    }
-    const ref = core.asks.create<R>(target, timeoutMs, resolve, reject, options.signal);
-    if (ref === null) {
-      reject(new AskRejectedError(core.settings.askPendingMax));
-      return;
-    }
-    let message: X;
-    try {
-      message = makeMessage(ref);
-    } catch (error) {
-      ref.fail(error);
-      return;
-    }
-    target.tell(message);
-  });
+  const timeoutMs = options.timeoutMs ?? core.settings.askTimeoutMs;
+  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs))
+    return Promise.reject(new ConfigError("timeoutMs", timeoutMs, "a finite number > 0"));
+  if (options.signal?.aborted)
+    return Promise.reject(new AbortError(`ask to ${target.path}`, options.signal.reason));
+  const promise = new Promise<R>(capture);
+  const resolve = capturedResolve as (value: R) => void;
+  const reject = capturedReject;
+  const ref = core.asks.create<R>(target, timeoutMs, resolve, reject, options.signal);
+  if (ref === null) {
+    // create rejected it already when the system is terminating; then this is a no-op
+    reject(new AskRejectedError(core.settings.askPendingMax));
+    return promise;
+  }
+  return { ref, promise };
 }
 
 export class AskRef<R> implements PendingAsk<R> {

@@ -11,7 +11,7 @@
  * ```
  */
 import type { ActorRef } from "../actor/actor-ref.js";
-import { type AskOptions, ask } from "../actor/ask.js";
+import { type AskOptions, ask, beginAsk } from "../actor/ask.js";
 import type { Behavior } from "../actor/behavior.js";
 import { ConfigError, InvalidAddressError } from "../base/errors.js";
 import { isStandardSchema, messageCheck, type Schema } from "../base/schema.js";
@@ -475,12 +475,20 @@ class PreRoutedEntityRef<M> implements EntityRef<M> {
       return;
     }
     this.tell = (message) => region.tell(new EntityEnvelope(shardId, entityId, message));
-    this.ask = <R>(makeMessage: (replyTo: ActorRef<R>) => M, options?: AskOptions) =>
-      ask(
-        region as ActorRef<EntityEnvelope>,
-        (replyTo: ActorRef<R>) => new EntityEnvelope(shardId, entityId, makeMessage(replyTo)),
-        options,
-      );
+    // ask() with the envelope built here: no closure per ask around makeMessage
+    this.ask = <R>(makeMessage: (replyTo: ActorRef<R>) => M, options: AskOptions = {}) => {
+      const begun = beginAsk<R>(region, options);
+      if (begun instanceof Promise) return begun;
+      let message: M;
+      try {
+        message = makeMessage(begun.ref as ActorRef<R>);
+      } catch (error) {
+        begun.ref.fail(error);
+        return begun.promise;
+      }
+      region.tell(new EntityEnvelope(shardId, entityId, message));
+      return begun.promise;
+    };
   }
 }
 

@@ -11,6 +11,7 @@
  * in-order case. The number of pending asks is bounded by `askPendingMax`.
  */
 import { Deque } from "../base/deque.js";
+import { IdTable } from "../base/id-table.js";
 import type { Disposable } from "../base/disposable.js";
 import {
   AbortError,
@@ -177,7 +178,7 @@ interface DeadlineQueue {
 export class AskRegistry implements AskRegistrar {
   private readonly queues = new Map<number, DeadlineQueue>();
   /** Reply targets that left this process inside a message (remote asks), by id. */
-  private readonly exportedRefs = new Map<number, AskRef<unknown>>();
+  private readonly exportedRefs = new IdTable<AskRef<unknown>>();
   private pendingCount = 0;
   private idCounter = 0;
   /** Asks that timed out so far (read by metrics at scrape time). */

@@ -11,7 +11,6 @@
  * in-order case. The number of pending asks is bounded by `askPendingMax`.
  */
 import { Deque } from "../base/deque.js";
-import { IdTable } from "../base/id-table.js";
 import type { Disposable } from "../base/disposable.js";
 import {
   AbortError,
@@ -21,6 +20,7 @@ import {
   ShardkitError,
   SystemTerminatedError,
 } from "../base/errors.js";
+import { IdTable } from "../base/id-table.js";
 import { ActorPath } from "./actor-path.js";
 import type { ActorRef } from "./actor-ref.js";
 import {

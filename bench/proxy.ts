@@ -43,8 +43,9 @@
  * <dir>/proxy-c64.heapprofile; `node --import tsx bench/profile-top.ts <file>` lists the
  * functions that allocate the most.
  *
- * Cost per ask (c64 window): `.cpu.proxy.us` and `.cpu.members.us` are the CPU time
- * (user + system) the proxy and both members spent per ask, with the socket writes, bytes
+ * Cost per ask (c64 windows, volatile and persisted): `.cpu.proxy.us` and
+ * `.cpu.members.us` are the CPU time (user + system) the proxy and both members spent per
+ * ask (the members' includes their SQLite calls, not the PostgreSQL server's work), with the socket writes, bytes
  * and GC pauses per ask in the notes: unlike rates, they hold on a busy machine.
  *
  * Its own group (`npm run bench -- proxy`, about 75 s with PostgreSQL): the sharding
@@ -558,8 +559,11 @@ async function persistedRun(
     await run(proxy, HIGH_CONCURRENCY, WARMUP_MS, 0);
     const profiled = members[0] as Child;
     if (profPath !== undefined) await request(profiled, { cmd: "prof-start" }, CMD_TIMEOUT_MS);
+    const all = [proxy, ...members];
     const before = await journalStats(members);
+    const usageBefore = await Promise.all(all.map(usageOf));
     const r = await run(proxy, HIGH_CONCURRENCY, 0, MEASURE_MS);
+    const usageAfter = await Promise.all(all.map(usageOf));
     const after = await journalStats(members);
     if (profPath !== undefined)
       await request(profiled, { cmd: "prof-stop", path: profPath }, CMD_TIMEOUT_MS);
@@ -576,6 +580,7 @@ async function persistedRun(
       ),
     });
     report({ metric: `${prefix}.p99.us`, value: r.p99us, unit: "µs" });
+    reportCost(prefix, r.asks, usageBefore, usageAfter, report);
   });
 }
 const noteOf = (r: RunResult, extra: string, warmupMs: number) =>

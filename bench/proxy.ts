@@ -541,6 +541,7 @@ async function journalStats(members: readonly Child[]): Promise<GroupCommitStats
     appends: sum("appends"),
     events: sum("events"),
     batchEventsPeak: Math.max(...all.map((r) => Number(r.batchEventsPeak ?? 0))),
+    joinedAppends: sum("joinedAppends"),
   };
 }
 
@@ -569,13 +570,16 @@ async function persistedRun(
       await request(profiled, { cmd: "prof-stop", path: profPath }, CMD_TIMEOUT_MS);
     const batches = after.batches - before.batches;
     const perBatch = batches === 0 ? 0 : (after.events - before.events) / batches;
+    const appends = after.appends - before.appends;
+    const joined =
+      appends === 0 ? 0 : (100 * (after.joinedAppends - before.joinedAppends)) / appends;
     report({
       metric: `${prefix}.throughput`,
       value: throughputOf(r),
       unit: "asks/s",
       note: noteOf(
         r,
-        `${HIGH_CONCURRENCY} in flight, event-sourced on ${what}, ${perBatch.toFixed(1)} events/batch`,
+        `${HIGH_CONCURRENCY} in flight, event-sourced on ${what}, ${perBatch.toFixed(1)} events/batch (${joined.toFixed(0)} % of appends joined a batch waiting for the lock)`,
         WARMUP_MS,
       ),
     });

@@ -27,8 +27,8 @@ const FOLDERS = {
   // loudly instead of mutating other code).
   journals: [
     "src/persistence/memory/memory-journal.ts:59-62",
-    "src/persistence/sqlite/sqlite-journal.ts:225-251",
-    "src/persistence/sqlite/sqlite-journal.ts:263-267",
+    "src/persistence/sqlite/sqlite-journal.ts:240-266",
+    "src/persistence/sqlite/sqlite-journal.ts:278-282",
     "src/persistence/postgres/postgres-journal.ts:240-244",
     "src/persistence/postgres/postgres-journal.ts:250-274",
     "src/persistence/postgres/postgres-journal.ts:313-318",
@@ -39,8 +39,8 @@ const EXCLUDE = ["!src/**/index.ts"];
 // The text the first line of each line range above must contain.
 const RANGE_STARTS = {
   "src/persistence/memory/memory-journal.ts:59-62": "let log = this.logs.get(persistenceId)",
-  "src/persistence/sqlite/sqlite-journal.ts:225-251": "private commitBlocking(",
-  "src/persistence/sqlite/sqlite-journal.ts:263-267": "const highest = this.highest(",
+  "src/persistence/sqlite/sqlite-journal.ts:240-266": "private commitBlocking(",
+  "src/persistence/sqlite/sqlite-journal.ts:278-282": "const highest = this.highest(",
   "src/persistence/postgres/postgres-journal.ts:240-244": "} catch (error) {",
   "src/persistence/postgres/postgres-journal.ts:250-274": "private async commitUnfenced(",
   "src/persistence/postgres/postgres-journal.ts:313-318": "return batch.map((a, i) =>",

@@ -49,8 +49,17 @@ export interface PendingAppend {
 /** A plugin's verdict on one append of a batch: undefined = committed, else its error. */
 export type AppendOutcome = Error | undefined;
 
+/**
+ * Writes a batch. `more` takes the appends that became ready since the batch was formed
+ * into it (within the batch bounds; at most one per id, never an id already in the
+ * batch) and returns them; a plugin that waits before writing (SQLite waiting for
+ * another process's write lock) calls it just before its next attempt, so what arrived
+ * meanwhile is written by that attempt instead of waiting for the next batch. The
+ * outcomes then cover `batch` followed by everything `more` returned, in order.
+ */
 export type CommitBatch = (
   batch: readonly PendingAppend[],
+  more: () => readonly PendingAppend[],
 ) => readonly AppendOutcome[] | Promise<readonly AppendOutcome[]>;
 
 export interface GroupCommitterOptions {
@@ -79,6 +88,8 @@ export interface GroupCommitStats {
   readonly events: number;
   /** Events of the largest batch so far. */
   readonly batchEventsPeak: number;
+  /** Appends that joined a batch already formed (through `more`; counted in `appends`). */
+  readonly joinedAppends: number;
 }
 
 interface Entry extends PendingAppend {
@@ -99,7 +110,13 @@ export class GroupCommitter {
   private flushScheduled = false;
   private closed = false;
   private readonly idleWaiters: (() => void)[] = [];
-  private readonly counters = { batches: 0, appends: 0, events: 0, batchEventsPeak: 0 };
+  private readonly counters = {
+    batches: 0,
+    appends: 0,
+    events: 0,
+    batchEventsPeak: 0,
+    joinedAppends: 0,
+  };
 
   constructor(private readonly options: GroupCommitterOptions) {}
 
@@ -176,10 +193,21 @@ export class GroupCommitter {
   }
 
   private takeBatch(appendsMax: number): Entry[] {
-    const { batchEventsMax, batchBytesMax } = this.options;
     const batch: Entry[] = [];
-    let events = 0;
-    let bytes = 0;
+    const events = this.takeInto(batch, appendsMax, 0, 0);
+    this.counters.batches++;
+    this.counters.batchEventsPeak = Math.max(this.counters.batchEventsPeak, events);
+    return batch;
+  }
+
+  /**
+   * Moves ready appends into `batch` (which already holds `events0` events and `bytes0`
+   * bytes) until `appendsMax` appends or a bound; returns the batch's events.
+   */
+  private takeInto(batch: Entry[], appendsMax: number, events0: number, bytes0: number): number {
+    const { batchEventsMax, batchBytesMax } = this.options;
+    let events = events0;
+    let bytes = bytes0;
     for (let id = this.ready.peek(); id !== undefined; id = this.ready.peek()) {
       const queue = this.waiting.get(id) as Entry[];
       const head = queue[0] as Entry;
@@ -193,28 +221,51 @@ export class GroupCommitter {
       batch.push(head);
       events += head.events.length;
       bytes += head.bytes;
+      this.counters.appends++;
+      this.counters.events += head.events.length;
     }
-    this.counters.batches++;
-    this.counters.appends += batch.length;
-    this.counters.events += events;
+    return events;
+  }
+
+  /** `more` of a batch in flight (see CommitBatch): what is ready joins it. */
+  private grow(batch: Entry[]): readonly Entry[] {
+    if (this.ready.length === 0) return [];
+    const from = batch.length;
+    let events = 0;
+    let bytes = 0;
+    for (const e of batch) {
+      events += e.events.length;
+      bytes += e.bytes;
+    }
+    // a full batch takes nothing: takeInto always takes one append into an empty batch only
+    events = this.takeInto(batch, Number.POSITIVE_INFINITY, events, bytes);
+    this.counters.joinedAppends += batch.length - from;
     this.counters.batchEventsPeak = Math.max(this.counters.batchEventsPeak, events);
-    return batch;
+    return batch.slice(from);
   }
 
   private run(batch: Entry[]): void {
     this.batchesInFlight++;
+    // `more` takes nothing once the plugin has answered (the batch is settling)
+    let open = true;
+    const more = (): readonly Entry[] => (open ? this.grow(batch) : []);
+    const done = (outcomes: readonly AppendOutcome[] | undefined, error: unknown): void => {
+      open = false;
+      this.settle(batch, outcomes, error);
+    };
     let result: readonly AppendOutcome[] | Promise<readonly AppendOutcome[]>;
     try {
-      result = this.options.commit(batch);
+      // a copy: `more` grows `batch` itself, the plugin's array stays as it was given
+      result = this.options.commit(batch.slice(), more);
     } catch (error) {
-      this.settle(batch, undefined, error);
+      done(undefined, error);
       return;
     }
-    if (Array.isArray(result)) this.settle(batch, result as readonly AppendOutcome[], undefined);
+    if (Array.isArray(result)) done(result as readonly AppendOutcome[], undefined);
     else
       (result as Promise<readonly AppendOutcome[]>).then(
-        (outcomes) => this.settle(batch, outcomes, undefined),
-        (error: unknown) => this.settle(batch, undefined, error),
+        (outcomes) => done(outcomes, undefined),
+        (error: unknown) => done(undefined, error),
       );
   }
 

@@ -84,7 +84,13 @@ describe("GroupCommitter", () => {
     expect(ids(h.batches[1])).toEqual(["a@2"]);
     await h.finish();
     await Promise.all(done);
-    expect(h.committer.stats()).toEqual({ batches: 2, appends: 4, events: 4, batchEventsPeak: 3 });
+    expect(h.committer.stats()).toEqual({
+      batches: 2,
+      appends: 4,
+      events: 4,
+      batchEventsPeak: 3,
+      joinedAppends: 0,
+    });
   });
 
   it("respects batchEventsMax and batchBytesMax without splitting an append", async () => {
@@ -184,6 +190,58 @@ describe("GroupCommitter", () => {
       expect(error).toBeInstanceOf(PersistenceStoreError);
       expect((error as PersistenceStoreError).code).toBe("PERSISTENCE_STORE_FAILED");
     }
+  });
+
+  it("lets a batch in flight take in what became ready (more), within its bounds and order", async () => {
+    let more: (() => readonly PendingAppend[]) | undefined;
+    let answer: ((o: AppendOutcome[]) => void) | undefined;
+    const given: PendingAppend[][] = [];
+    const h = harness({
+      commit: (batch, m) => {
+        given.push([...batch]);
+        more = m;
+        return new Promise((resolve) => {
+          answer = resolve;
+        });
+      },
+    });
+    const outcome = (p: Promise<void>) =>
+      p.then(
+        () => "ok" as const,
+        (e: unknown) => e,
+      );
+    const a1 = outcome(h.committer.submit("a", 1, events(4), 40));
+    h.flush();
+    expect(given.map(ids)).toEqual([["a@1"]]);
+    const joinedBefore = (more as () => readonly PendingAppend[])();
+    expect(joinedBefore).toEqual([]); // nothing ready yet
+    const a2 = outcome(h.committer.submit("a", 2, events(1), 10)); // its id is in the batch
+    const b1 = outcome(h.committer.submit("b", 1, events(3), 30));
+    const c1 = outcome(h.committer.submit("c", 1, events(2), 20));
+    const d1 = outcome(h.committer.submit("d", 1, events(2), 20)); // would make 11 events
+    const joined = (more as () => readonly PendingAppend[])();
+    expect(ids([...joined])).toEqual(["b@1", "c@1"]);
+    expect(given[0]?.map((x) => x.persistenceId)).toEqual(["a"]); // the plugin's array unchanged
+    h.flush(); // the slot is taken: nothing starts beside the batch
+    expect(given).toHaveLength(1);
+    // outcomes for the batch followed by what joined it, in order
+    answer?.([undefined, new JournalConflictError("b", 1), undefined]);
+    expect(await a1).toBe("ok");
+    expect(await b1).toBeInstanceOf(JournalConflictError);
+    expect(await c1).toBe("ok");
+    expect((more as () => readonly PendingAppend[])()).toEqual([]); // settled: takes nothing
+    h.flush();
+    expect(given.map(ids).slice(1)).toEqual([["d@1", "a@2"]]);
+    answer?.([undefined, undefined]);
+    expect(await d1).toBe("ok");
+    expect(await a2).toBe("ok");
+    expect(h.committer.stats()).toEqual({
+      batches: 2,
+      appends: 5,
+      events: 12,
+      batchEventsPeak: 9,
+      joinedAppends: 2,
+    });
   });
 
   it("refuses appends beyond queuedEventsMax (overloaded) until earlier ones settle", async () => {

@@ -17,7 +17,7 @@ import {
   whenUnlocked,
 } from "../../src/persistence/sqlite/sqlite-busy.js";
 import { sqlitePersistence } from "../../src/persistence/sqlite/sqlite-persistence.js";
-import { PersistenceStoreError } from "../../src/ports/journal.js";
+import { JournalConflictError, PersistenceStoreError } from "../../src/ports/journal.js";
 import { LeaseUnavailableError } from "../../src/ports/lease.js";
 
 const busy = (): Error & { code: string } =>
@@ -155,6 +155,27 @@ describe("SQLite stores while another connection holds the write lock", () => {
       expect(gap).toBeLessThan(LOOP_GAP_MAX_MS);
       expect(p.db.pragma("busy_timeout", { simple: true })).toBe(2_400); // restored
       expect(await p.journal.highestSequenceNr("b")).toBe(1);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it("appends made while a batch waits for the lock join that batch (one transaction)", async () => {
+    const p = sqlitePersistence({ path: file, ...WAIT });
+    try {
+      holder.exec("BEGIN IMMEDIATE");
+      const first = p.journal.append("j1", 1, [event(1)]);
+      await new Promise((r) => setTimeout(r, 30)); // the batch of j1 has met the lock
+      const later = ["j2", "j3", "j4"].map((id) => p.journal.append(id, 1, [event(1)]));
+      const conflict = p.journal.append("j5", 2, [event(2)]).catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 30));
+      holder.exec("COMMIT");
+      await Promise.all([first, ...later]);
+      expect(await conflict).toBeInstanceOf(JournalConflictError); // only its own append
+      expect(p.journal.stats()).toMatchObject({ batches: 1, appends: 5, joinedAppends: 4 });
+      for (const id of ["j1", "j2", "j3", "j4"])
+        expect(await p.journal.highestSequenceNr(id)).toBe(1);
+      expect(await p.journal.highestSequenceNr("j5")).toBe(0);
     } finally {
       await p.close();
     }

@@ -118,7 +118,7 @@ export class SqliteJournal implements Journal {
       ...this.settings,
       batchesInFlightMax: 1,
       defer: (fn) => setImmediate(fn),
-      commit: (batch) => this.commit(batch),
+      commit: (batch, more) => this.commit(batch, more),
     });
   }
 
@@ -206,9 +206,24 @@ export class SqliteJournal implements Journal {
     return this.stmts.highest.get(persistenceId, persistenceId) as number;
   }
 
-  /** Writes a batch now, or later when another connection holds the write lock. */
-  private commit(batch: readonly PendingAppend[]): AppendOutcome[] | Promise<AppendOutcome[]> {
-    return whenUnlocked(() => this.commitNow(batch), this.busy);
+  /**
+   * Writes a batch now, or later when another connection holds the write lock; each
+   * later attempt first takes in the appends that arrived meanwhile (`more`), so they do
+   * not wait for a batch of their own behind the lock.
+   */
+  private commit(
+    batch: readonly PendingAppend[],
+    more: () => readonly PendingAppend[],
+  ): AppendOutcome[] | Promise<AppendOutcome[]> {
+    let current = batch;
+    let attempts = 0;
+    return whenUnlocked(() => {
+      if (attempts++ > 0) {
+        const joined = more();
+        if (joined.length > 0) current = [...current, ...joined];
+      }
+      return this.commitNow(current);
+    }, this.busy);
   }
 
   private commitNow(batch: readonly PendingAppend[]): AppendOutcome[] {

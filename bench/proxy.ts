@@ -365,6 +365,7 @@ async function childMain(): Promise<void> {
         const st = node.remoting.stats;
         return {
           cpuUs: cpu.user + cpu.system,
+          sysUs: cpu.system, // the kernel's part: socket writes, file I/O
           writes: st.writes,
           userOut: st.userMessagesOut,
           userIn: st.userMessagesIn,
@@ -482,6 +483,7 @@ async function run(
 
 interface Usage {
   readonly cpuUs: number;
+  readonly sysUs: number;
   readonly writes: number;
   readonly userOut: number;
   readonly userIn: number;
@@ -518,13 +520,13 @@ function reportCost(
     metric: `${prefix}.cpu.proxy.us`,
     value: d(0, "cpuUs") / asks,
     unit: "µs/ask",
-    note: `proxy CPU per ask; ${(d(0, "writes") / asks).toFixed(3)} socket writes and ${(d(0, "bytesOut") / asks).toFixed(0)} bytes out per ask; ${gcNote(d, [0])}`,
+    note: `proxy CPU per ask (${(d(0, "sysUs") / asks).toFixed(1)} in the kernel); ${(d(0, "writes") / asks).toFixed(3)} socket writes and ${(d(0, "bytesOut") / asks).toFixed(0)} bytes out per ask; ${gcNote(d, [0])}`,
   });
   report({
     metric: `${prefix}.cpu.members.us`,
     value: (d(1, "cpuUs") + d(2, "cpuUs")) / asks,
     unit: "µs/ask",
-    note: `both members' CPU per ask; ${((d(1, "writes") + d(2, "writes")) / asks).toFixed(3)} socket writes per ask; ${gcNote(d, [1, 2])}`,
+    note: `both members' CPU per ask (${((d(1, "sysUs") + d(2, "sysUs")) / asks).toFixed(1)} in the kernel); ${((d(1, "writes") + d(2, "writes")) / asks).toFixed(3)} socket writes per ask; ${gcNote(d, [1, 2])}`,
   });
 }
 

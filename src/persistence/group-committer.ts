@@ -22,6 +22,9 @@
  *   so N appends in flight do not turn into N batches of one append each (each batch
  *   costs the database a commit, a WAL flush, a statement). A lone batch starts at once
  *   with whatever is ready, so a single writer waits for nothing.
+ * - a batch that waits before it is written (SQLite: another process holds the write
+ *   lock) may take in what became ready meanwhile through `more` (see CommitBatch), under
+ *   the same bounds and per-id rule, instead of leaving it for the next batch.
  *
  * Timer-free: the plugin passes `defer` (setImmediate in the drivers), so this file
  * stays inside the determinism boundary.

@@ -332,6 +332,7 @@ const gossipCommands: Record<string, Command<World>> = {
         return ["none"];
       case "send-gossip":
       case "send-status":
+      case "send-seen":
         return [`${reply.type} to=${nameOf(reply.to)}`];
     }
   },

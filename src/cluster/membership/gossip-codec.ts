@@ -26,8 +26,10 @@ import {
   clockKeyOf,
   type Gossip,
   gossipOf,
+  isSeenBitsOf,
+  seenBitsOf,
   type Tombstone,
-  withSeenBy,
+  withSeenBits,
 } from "../../core/membership/gossip.js";
 import { type Member, memberFrom } from "../../core/membership/member.js";
 import { isMemberStatus } from "../../core/membership/member-status.js";
@@ -38,7 +40,6 @@ import {
   reachabilityOf,
 } from "../../core/membership/reachability.js";
 import {
-  compareUniqueAddresses,
   parseUniqueAddress,
   type UniqueAddress,
   uniqueAddressToString,
@@ -303,9 +304,6 @@ const REACHABILITY_STATUSES = new Set<string>(Object.values(ReachabilityStatus))
 
 // ------------------------------------------------------------------ gossip as bytes
 
-/** Bits of the seen set per element of its wire array (msgpack positive fixints, 1 byte). */
-const SEEN_BITS_PER_ELEMENT = 7;
-
 /** A gossip on the wire: its content (without the seen set) as bytes, and the seen set. */
 export interface EncodedGossip {
   /** The compact form (WireGossip) encoded; the same bytes for every seen set. */
@@ -314,7 +312,7 @@ export interface EncodedGossip {
    * The seen set over the members: bit (i mod 7) of element floor(i / 7) is member i;
    * every element is in [0, 127].
    */
-  readonly seen: number[];
+  readonly seen: readonly number[];
 }
 
 /**
@@ -352,27 +350,7 @@ export function encodeGossip(g: Gossip): EncodedGossip {
     content = contentSerializer.toBinary(gossipToWire(g));
     encodedContent.set(g.members, { gossip: g, bytes: content });
   }
-  return { content, seen: seenToWire(g) };
-}
-
-function seenToWire(g: Gossip): number[] {
-  const out = new Array<number>(Math.ceil(g.members.length / SEEN_BITS_PER_ELEMENT)).fill(0);
-  if (g.overview.seen.length === 0) return out;
-  const members = g.members;
-  let i = 0;
-  // both sorted in node order (gossip invariant): one walk
-  for (const n of g.overview.seen) {
-    while (
-      i < members.length &&
-      compareUniqueAddresses((members[i] as Member).uniqueAddress, n) < 0
-    )
-      i++;
-    if (i === members.length) break;
-    if (compareUniqueAddresses((members[i] as Member).uniqueAddress, n) !== 0) continue;
-    const e = Math.floor(i / SEEN_BITS_PER_ELEMENT);
-    out[e] = (out[e] as number) | (1 << (i % SEEN_BITS_PER_ELEMENT));
-  }
-  return out;
+  return { content, seen: seenBitsOf(g) };
 }
 
 interface DecodedEntry {
@@ -409,27 +387,11 @@ export function decodeGossip(content: Uint8Array, seen: unknown): Gossip {
     g = gossipFromWire(body);
     decoded.set(h, { bytes: content, gossip: g });
   }
-  return withSeenBy(g, seenFromWire(seen, g.members));
-}
-
-function seenFromWire(seen: unknown, members: readonly Member[]): UniqueAddress[] {
   const bits = asArray(seen, "seen");
-  if (bits.length !== Math.ceil(members.length / SEEN_BITS_PER_ELEMENT))
-    throw new InvalidGossipError("seen does not cover the members");
-  const out: UniqueAddress[] = [];
-  for (let e = 0; e < bits.length; e++) {
-    const b = bits[e];
-    if (!Number.isInteger(b) || (b as number) < 0 || (b as number) >= 1 << SEEN_BITS_PER_ELEMENT)
-      throw new InvalidGossipError("seen element out of range");
-    if (b === 0) continue;
-    for (let k = 0; k < SEEN_BITS_PER_ELEMENT; k++)
-      if (((b as number) >> k) & 1) {
-        const m = members[e * SEEN_BITS_PER_ELEMENT + k];
-        if (m === undefined) throw new InvalidGossipError("seen names no member");
-        out.push(m.uniqueAddress);
-      }
-  }
-  return out;
+  if (!isSeenBitsOf(g, bits as number[]))
+    throw new InvalidGossipError("seen is not a bitmap over the members");
+  // the decoded content has an empty seen set: the union is the sent set
+  return withSeenBits(g, bits as number[]);
 }
 
 /** Empties the per-process cache of decoded gossip (tests). */

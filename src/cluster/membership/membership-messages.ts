@@ -4,7 +4,9 @@
  * byte (added by remoting); decoding validates shapes and returns undefined on bad input.
  * Gossip and Welcome carry the gossip's content as its own encoded bytes (`gb`) and its
  * seen set beside it (`s`, gossip-codec.ts): the content is encoded once whatever the
- * number of targets and seen marks.
+ * number of targets and seen marks. A gossip status may carry the seen set in the same
+ * bitmap form (`s`; a seen status, core/membership/gossip-logic.ts); the receiver checks
+ * it against its own members (gossip.ts isSeenBitsOf) before using it.
  * The message types live in core/membership/membership-messages.ts (the machine speaks them).
  */
 
@@ -37,7 +39,10 @@ export function encodeMembershipMessage(
       break;
     }
     case MembershipKind.GossipStatus:
-      body = { v: m.version, d: m.seenDigest };
+      body =
+        m.seen === undefined
+          ? { v: m.version, d: m.seenDigest }
+          : { v: m.version, d: m.seenDigest, s: m.seen };
       break;
     case MembershipKind.Join:
       body = { roles: m.roles, appVersion: m.appVersion };
@@ -85,8 +90,11 @@ function decodeBody(kind: number, b: Body): MembershipMessage | undefined {
         b.v.every(
           (e) => Array.isArray(e) && typeof e[0] === "string" && Number.isSafeInteger(e[1]),
         ) &&
-        typeof b.d === "number"
-        ? { kind, version: b.v as [string, number][], seenDigest: b.d }
+        typeof b.d === "number" &&
+        (b.s === undefined || (Array.isArray(b.s) && b.s.every((e) => Number.isSafeInteger(e))))
+        ? b.s === undefined
+          ? { kind, version: b.v as [string, number][], seenDigest: b.d }
+          : { kind, version: b.v as [string, number][], seenDigest: b.d, seen: b.s as number[] }
         : undefined;
     case MembershipKind.Join:
       return Array.isArray(b.roles) &&

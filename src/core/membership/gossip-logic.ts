@@ -14,8 +14,20 @@
  *   -> merge and send the merge back. The result is marked as seen by self, and the
  *   sender gets a reply whenever it does not know that self has seen the winner.
  * - A received status digest (version + seen digest) is answered with the full gossip
- *   when ours is newer, concurrent or differs only in the seen set, with our own status
- *   (a request for the full gossip) when theirs is newer, and not at all when equal.
+ *   when ours is newer or concurrent, with our own status (a request for the full gossip)
+ *   when theirs is newer, and not at all when equal.
+ * - Seen status (shardkit; docs/cluster-scale.md, "1 000 members"): when both sides hold
+ *   the same version, only the seen sets can differ, and the version fixes the member
+ *   list, so a seen set travels as a bitmap over those members inside the status
+ *   (`GossipStatus.seen`) instead of as a full gossip. A status carrying a seen set of
+ *   the same version is merged into ours (the union, as for a full gossip of the same
+ *   version) and answered with our seen set only if ours has marks the sender lacks; a
+ *   digest-only status of the same version whose digest differs is answered with our
+ *   seen set (`send-seen`), not with the full gossip. The reply to a received full gossip
+ *   whose sender only lacks our seen mark (same or newer version) is a seen status too
+ *   (`replyWith`). The machine also leads a gossip round to a member that has not seen
+ *   the version with a seen status: a member that already has the version merges it; one
+ *   that lacks it answers with its older status, and the full gossip follows.
  *
  * Randomness is an input (`RandomSource`), time is an input (`nowMs`); nothing here
  * sends anything: the results say what the driver must send.
@@ -27,10 +39,14 @@ import {
   type Gossip,
   hasMember,
   hasTombstone,
+  isSeenBitsOf,
   mergeGossip,
   mergeSeen,
+  seenBitsExceed,
+  seenBitsOf,
   seenByNode,
   withSeen,
+  withSeenBits,
 } from "./gossip.js";
 import { dcMembers, type MembershipState, validNodeForGossip } from "./membership-state.js";
 import { isReachableBy } from "./reachability.js";
@@ -251,6 +267,12 @@ export type ReceiveGossipResult =
       readonly state: MembershipState;
       /** Send `state.latestGossip` back to this node (undefined: no reply). */
       readonly replyTo: UniqueAddress | undefined;
+      /**
+       * How to reply: "seen" (a status with our seen set) when the sender holds this
+       * version already and lacks only our seen mark (same or newer comparison), else
+       * "gossip" (the full gossip).
+       */
+      readonly replyWith: "gossip" | "seen";
       readonly events: readonly ClusterEvent[];
     };
 
@@ -303,6 +325,10 @@ export function receiveGossip(
     comparison,
     state: next,
     replyTo: talkBack ? envelope.from : undefined,
+    replyWith:
+      comparison === GossipComparison.Same || comparison === GossipComparison.Newer
+        ? "seen"
+        : "gossip",
     events: diffClusterEvents(state, next),
   };
 }
@@ -313,17 +339,34 @@ export interface GossipStatus {
   readonly version: VectorClock;
   /** murmur3 of the sorted seen set (see seenDigestOf). */
   readonly seenDigest: number;
+  /**
+   * The seen set itself as a bitmap over the version's members (seenBitsOf), when the
+   * sender wants to share it (a seen status); absent in a digest-only status.
+   */
+  readonly seen?: readonly number[];
 }
+
+/** seenDigestOf per gossip (immutable; the WeakMap keeps none alive). */
+const seenDigestMemo = new WeakMap<Gossip, number>();
 
 /** A digest of the seen set: murmur3 (unsigned 32-bit) of the sorted node strings. */
 export function seenDigestOf(g: Gossip): number {
-  return murmur3OfString(g.overview.seen.map((n) => uniqueAddressToString(n)).join("\n"));
+  let d = seenDigestMemo.get(g);
+  if (d === undefined) {
+    d = murmur3OfString(g.overview.seen.map((n) => uniqueAddressToString(n)).join("\n"));
+    seenDigestMemo.set(g, d);
+  }
+  return d;
 }
 
-/** The status digest the self node sends to a target that has seen its version. */
-export function gossipStatusOf(state: MembershipState): GossipStatus {
+/**
+ * The status the self node sends: the digest, and with `withSeen` the seen set itself
+ * (a seen status, see the module comment).
+ */
+export function gossipStatusOf(state: MembershipState, withSeen = false): GossipStatus {
   const g = state.latestGossip;
-  return { from: state.selfUniqueAddress, version: g.version, seenDigest: seenDigestOf(g) };
+  const status = { from: state.selfUniqueAddress, version: g.version, seenDigest: seenDigestOf(g) };
+  return withSeen ? { ...status, seen: seenBitsOf(g) } : status;
 }
 
 /** What to answer to a received status digest. */
@@ -333,8 +376,20 @@ export type GossipStatusReply =
   | { readonly type: "send-gossip"; readonly to: UniqueAddress }
   /** Theirs is newer: request it by sending our own status back. */
   | { readonly type: "send-status"; readonly to: UniqueAddress }
-  /** Same version, same seen set. */
-  | { readonly type: "none" };
+  /**
+   * Same version, our seen set has marks theirs lacks: send a seen status. `state` is
+   * the view after merging a seen set the status carried (undefined: unchanged).
+   */
+  | {
+      readonly type: "send-seen";
+      readonly to: UniqueAddress;
+      readonly state: MembershipState | undefined;
+    }
+  /**
+   * Same version, nothing to send back. `state` is the view after merging the seen set
+   * the status carried (undefined: unchanged, or the seen sets are equal).
+   */
+  | { readonly type: "none"; readonly state?: MembershipState | undefined };
 
 /** Decides the answer to a status digest (see the module comment). */
 export function receiveGossipStatus(
@@ -347,13 +402,26 @@ export function receiveGossipStatus(
     return { type: "ignored", reason: "sender-unreachable" };
   switch (compareClocks(status.version, local.version)) {
     case ClockOrdering.Same:
-      return status.seenDigest === seenDigestOf(local)
-        ? { type: "none" }
-        : { type: "send-gossip", to: status.from };
+      return receiveSameVersionStatus(state, status);
     case ClockOrdering.After:
       return { type: "send-status", to: status.from };
     case ClockOrdering.Before:
     case ClockOrdering.Concurrent:
       return { type: "send-gossip", to: status.from };
   }
+}
+
+/** A status of our own version: merge its seen set if it carries one, share ours. */
+function receiveSameVersionStatus(state: MembershipState, status: GossipStatus): GossipStatusReply {
+  const local = state.latestGossip;
+  const theirs = status.seen;
+  if (theirs === undefined || !isSeenBitsOf(local, theirs))
+    return status.seenDigest === seenDigestOf(local)
+      ? { type: "none" }
+      : { type: "send-seen", to: status.from, state: undefined };
+  const merged = withSeenBits(local, theirs);
+  const next = merged === local ? undefined : Object.freeze({ ...state, latestGossip: merged });
+  return seenBitsExceed(seenBitsOf(merged), theirs)
+    ? { type: "send-seen", to: status.from, state: next }
+    : { type: "none", state: next };
 }

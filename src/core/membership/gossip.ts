@@ -94,11 +94,11 @@ const compareTombstones = (a: Tombstone, b: Tombstone) => compareUniqueAddresses
  * derived from: parts `g` shares with it (the same frozen arrays and table) are not
  * checked again, so marking a gossip as seen does not re-check every member.
  */
-function assertInvariants(g: Gossip, prev?: Gossip): void {
+function assertInvariants(g: Gossip, prev?: Gossip, seenChecked = false): void {
   const { members, overview, tombstones } = g;
   const membersSame = prev !== undefined && members === prev.members;
   const tombstonesSame = prev !== undefined && tombstones === prev.tombstones;
-  const seenSame = prev !== undefined && overview.seen === prev.overview.seen;
+  const seenSame = (prev !== undefined && overview.seen === prev.overview.seen) || seenChecked;
   const reachabilitySame =
     prev !== undefined && overview.reachability === prev.overview.reachability;
   if (!membersSame)
@@ -148,6 +148,7 @@ function build(
   version: VectorClock,
   tombstones: readonly Tombstone[],
   prev?: Gossip,
+  seenChecked = false,
 ): Gossip {
   const g: Gossip = Object.freeze({
     members: frozen(members),
@@ -155,8 +156,18 @@ function build(
     version,
     tombstones: frozen(tombstones),
   });
-  assertInvariants(g, prev);
+  assertInvariants(g, prev, seenChecked);
   return g;
+}
+
+/**
+ * A copy of `g` with another seen set that the caller built as a sorted subset of
+ * `g.members` (the seen invariant holds by construction: not re-checked, which would cost
+ * a search per seen node on every seen mark).
+ */
+function rebuildSeenOfMembers(g: Gossip, seen: readonly UniqueAddress[]): Gossip {
+  const { members, overview, version, tombstones } = g;
+  return build(members, seen, overview.reachability, version, tombstones, g, true);
 }
 
 interface Patch {
@@ -246,7 +257,9 @@ export function seenByNode(g: Gossip, node: UniqueAddress): boolean {
 /** The gossip marked as seen by `node` too (a member). */
 export function withSeen(g: Gossip, node: UniqueAddress): Gossip {
   if (seenByNode(g, node)) return g;
-  return rebuild(g, { seen: upsertSorted(g.overview.seen, node, compareUniqueAddresses) });
+  // the seen set was checked with g; only the added node is new
+  assert(hasMember(g, node), `seen by non-member: ${key(node)}`);
+  return rebuildSeenOfMembers(g, upsertSorted(g.overview.seen, node, compareUniqueAddresses));
 }
 
 /** The gossip not marked as seen by `node` (an exiting node holding back its removal). */
@@ -271,8 +284,95 @@ export function clearSeen(g: Gossip): Gossip {
   return g.overview.seen.length === 0 ? g : rebuild(g, { seen: [] });
 }
 
+/**
+ * Bits of the seen set per element of its bitmap form (`seenBitsOf`): 7, so every element
+ * is a MessagePack positive fixint (one byte on the wire).
+ */
+export const SEEN_BITS_PER_ELEMENT = 7;
+
+/** seenBitsOf per gossip (gossips are immutable; the WeakMap keeps none alive). */
+const seenBitsMemo = new WeakMap<Gossip, readonly number[]>();
+
+/**
+ * The seen set as a bitmap over the members: bit (i mod 7) of element floor(i / 7) is
+ * member i (member order). Two gossips of the same version have the same members, so
+ * this form of one node's seen set means the same to every node holding that version
+ * (the seen status of gossip-logic.ts). Memoized per gossip; the result is frozen.
+ */
+export function seenBitsOf(g: Gossip): readonly number[] {
+  const memo = seenBitsMemo.get(g);
+  if (memo !== undefined) return memo;
+  const members = g.members;
+  const out = new Array<number>(Math.ceil(members.length / SEEN_BITS_PER_ELEMENT)).fill(0);
+  let i = 0;
+  // both sorted in node order (gossip invariant): one walk
+  for (const n of g.overview.seen) {
+    while (
+      i < members.length &&
+      compareUniqueAddresses((members[i] as Member).uniqueAddress, n) < 0
+    )
+      i++;
+    if (i === members.length) break;
+    if (compareUniqueAddresses((members[i] as Member).uniqueAddress, n) !== 0) continue;
+    const e = Math.floor(i / SEEN_BITS_PER_ELEMENT);
+    out[e] = (out[e] as number) | (1 << (i % SEEN_BITS_PER_ELEMENT));
+  }
+  Object.freeze(out);
+  seenBitsMemo.set(g, out);
+  return out;
+}
+
+/**
+ * True if `bits` is a well-formed seen bitmap over the members of `g`: one element per 7
+ * members, each an integer in [0, 127], no bit beyond the last member.
+ */
+export function isSeenBitsOf(g: Gossip, bits: readonly number[]): boolean {
+  const n = g.members.length;
+  if (bits.length !== Math.ceil(n / SEEN_BITS_PER_ELEMENT)) return false;
+  for (let e = 0; e < bits.length; e++) {
+    const b = bits[e];
+    if (!Number.isInteger(b) || (b as number) < 0 || (b as number) >= 1 << SEEN_BITS_PER_ELEMENT)
+      return false;
+  }
+  const tail = n % SEEN_BITS_PER_ELEMENT;
+  return tail === 0 || (bits[bits.length - 1] as number) >> tail === 0;
+}
+
+/** True if the seen bitmap `a` has a member that `b` lacks (both over the same members). */
+export function seenBitsExceed(a: readonly number[], b: readonly number[]): boolean {
+  for (let e = 0; e < a.length; e++) if (((a[e] as number) & ~(b[e] ?? 0)) !== 0) return true;
+  return false;
+}
+
+/**
+ * `g` with the members of the seen bitmap `bits` (isSeenBitsOf) added to its seen set:
+ * the union, as mergeSeen does for two gossips of the same version. `g` itself when
+ * `bits` adds nobody (the common case: an identity check for readers).
+ */
+export function withSeenBits(g: Gossip, bits: readonly number[]): Gossip {
+  const ours = seenBitsOf(g);
+  if (!seenBitsExceed(bits, ours)) return g;
+  const members = g.members;
+  const seen: UniqueAddress[] = [];
+  const union: number[] = [];
+  for (let i = 0; i < members.length; i++) {
+    const e = Math.floor(i / SEEN_BITS_PER_ELEMENT);
+    const bit = 1 << (i % SEEN_BITS_PER_ELEMENT);
+    if ((((ours[e] as number) | (bits[e] as number)) & bit) !== 0)
+      seen.push((members[i] as Member).uniqueAddress);
+    if (i % SEEN_BITS_PER_ELEMENT === 0) union.push((ours[e] as number) | (bits[e] as number));
+  }
+  // sorted and a subset of the members by construction (members are in node order)
+  const merged = rebuildSeenOfMembers(g, seen);
+  seenBitsMemo.set(merged, Object.freeze(union));
+  return merged;
+}
+
 /** `g` with the union of both seen sets (for two gossips of the same version). */
 export function mergeSeen(g: Gossip, other: Gossip): Gossip {
+  if (other.overview.seen.length === 0 || other.overview.seen === g.overview.seen) return g;
+  // the usual case: the same members (decoded content is shared), one walk of bitmaps
+  if (other.members === g.members) return withSeenBits(g, seenBitsOf(other));
   const seen = sortedUnique([...g.overview.seen, ...other.overview.seen], compareUniqueAddresses);
   return rebuild(g, { seen: seen.filter((n) => hasMember(g, n)) });
 }

@@ -13,7 +13,9 @@
  * state (core/downing/sbr-stability.ts, sbr-formation.ts) or the auto-down tracker.
  *
  * - gossip tick: admit queued joins; one broadcast after local changes, else up to 3
- *   rounds to a target biased towards members that have not seen the current version;
+ *   rounds to a target biased towards members that have not seen the current version
+ *   (each round is a status: with our seen set for such a member, a member lacking the
+ *   version asks for the full gossip; gossip-logic.ts, "Seen status");
  * - leader tick: leader actions on convergence, then the resolver (or auto-down);
  * - reaper tick: excuse this node's own stall, turn detector verdicts into reachability
  *   rows, prune tombstones;
@@ -666,8 +668,10 @@ export class MembershipMachine {
     for (let i = 0; i < rounds; i++) {
       const target = selectGossipTarget(this.ms, this.config.random, this.settings);
       if (target === undefined) return;
-      if (target.send === "gossip") this.sendGossip(target.node);
-      else this.sendStatus(target.node);
+      // A target that has not seen this version usually holds it already (the broadcast
+      // after each change reaches every member): it gets our seen set, and asks for the
+      // full gossip by its older status only if it lacks the version.
+      this.sendStatus(target.node, target.send === "gossip");
     }
   }
 
@@ -1011,7 +1015,7 @@ export class MembershipMachine {
         this.onGossip(from, m.to, m.gossip);
         return;
       case MembershipKind.GossipStatus:
-        this.onStatus(from, m.version, m.seenDigest);
+        this.onStatus(from, m.version, m.seenDigest, m.seen);
         return;
       case MembershipKind.Join:
         this.onJoinRequest(from, m.roles, m.appVersion);
@@ -1085,10 +1089,17 @@ export class MembershipMachine {
     }
     this.joinedOnceFlag = true;
     this.setState(r.state, r.events);
-    if (r.replyTo !== undefined) this.sendGossip(r.replyTo);
+    if (r.replyTo === undefined) return;
+    if (r.replyWith === "seen") this.sendStatus(r.replyTo, true);
+    else this.sendGossip(r.replyTo);
   }
 
-  private onStatus(from: UniqueAddress, version: [string, number][], seenDigest: number): void {
+  private onStatus(
+    from: UniqueAddress,
+    version: [string, number][],
+    seenDigest: number,
+    seen: readonly number[] | undefined,
+  ): void {
     let v: ReturnType<typeof vectorClockOf>;
     try {
       v = vectorClockOf(version);
@@ -1099,9 +1110,16 @@ export class MembershipMachine {
       this.tellRemovedMember(from);
       return;
     }
-    const reply = receiveGossipStatus(this.ms, { from, version: v, seenDigest });
+    const status =
+      seen === undefined
+        ? { from, version: v, seenDigest }
+        : { from, version: v, seenDigest, seen };
+    const reply = receiveGossipStatus(this.ms, status);
+    if ((reply.type === "none" || reply.type === "send-seen") && reply.state !== undefined)
+      this.setState(reply.state, []);
     if (reply.type === "send-gossip") this.sendGossip(reply.to);
     else if (reply.type === "send-status") this.sendStatus(reply.to);
+    else if (reply.type === "send-seen") this.sendStatus(reply.to, true);
   }
 
   private onJoinRequest(from: UniqueAddress, roles: string[], appVersion: string): void {
@@ -1213,13 +1231,16 @@ export class MembershipMachine {
     });
   }
 
-  private sendStatus(to: UniqueAddress): void {
-    const s = gossipStatusOf(this.ms);
-    this.send(to.address, {
-      kind: MembershipKind.GossipStatus,
-      version: s.version.entries.map(([k, c]) => [k, c]),
-      seenDigest: s.seenDigest,
-    });
+  /** Our status; with `withSeen` our seen set too (a seen status). */
+  private sendStatus(to: UniqueAddress, withSeen = false): void {
+    const s = gossipStatusOf(this.ms, withSeen);
+    const version = s.version.entries.map(([k, c]): [string, number] => [k, c]);
+    this.send(
+      to.address,
+      s.seen === undefined
+        ? { kind: MembershipKind.GossipStatus, version, seenDigest: s.seenDigest }
+        : { kind: MembershipKind.GossipStatus, version, seenDigest: s.seenDigest, seen: s.seen },
+    );
   }
 
   private send(to: Address, message: MembershipMessage, urgent = false): void {

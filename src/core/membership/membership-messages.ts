@@ -30,6 +30,8 @@ export type MembershipMessage =
       readonly kind: typeof MembershipKind.GossipStatus;
       readonly version: [string, number][];
       readonly seenDigest: number;
+      /** A seen status: the sender's seen set over the version's members (gossip.ts seenBitsOf). */
+      readonly seen?: readonly number[];
     }
   | {
       readonly kind: typeof MembershipKind.Join;

@@ -96,7 +96,8 @@ describe("membership machine: joining", () => {
     expect(w.feed("a", { type: "leader-tick" })).toEqual(["a: member-up b"]);
     // the change goes to every member with the next gossip round
     expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b Gossip"]);
-    expect(w.deliver()).toEqual(["b: member-up b", "b -> a Gossip"]);
+    // b holds a's version now and tells a only its seen mark: a seen status
+    expect(w.deliver()).toEqual(["b: member-up b", "b -> a GossipStatus"]);
     expect(w.view("b")).toBe("a=up b=up");
     // no second broadcast: later rounds are digests and targeted gossip
     expect(w.feed("a", { type: "gossip-tick" })).toEqual(["a -> b GossipStatus"]);
@@ -145,9 +146,9 @@ describe("membership machine: joining", () => {
     w.feed("b", { type: "start" });
     // b tells a (its welcomer) that it has seen the welcome gossip
     expect(w.deliver()).toContain("b -> a Gossip");
-    // its first round is one targeted gossip to the member that has not seen it, not a
-    // broadcast to every member
-    expect(w.feed("b", { type: "gossip-tick" })).toEqual(["b -> c Gossip"]);
+    // its first round goes to the one member that has not seen it, not to every member:
+    // a seen status (c asks for the full gossip only if it lacks the version)
+    expect(w.feed("b", { type: "gossip-tick" })).toEqual(["b -> c GossipStatus"]);
   });
 });
 

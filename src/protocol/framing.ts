@@ -167,7 +167,7 @@ export class FrameWriter {
   private start = 0;
   private end = 0;
   private frames = 0;
-  /** Size of the last batch taken: sizes the next buffer. */
+  /** Size of the last batch taken (one-frame batches only lower it): sizes the next buffer. */
   private lastBatchBytes = 0;
 
   constructor(options: FrameWriterOptions = {}) {
@@ -211,8 +211,11 @@ export class FrameWriter {
     const batch = this.buf.subarray(this.start, this.end);
     const bytes = this.end - this.start;
     this.start = this.end;
+    // A batch of one frame (a lone large message such as a full gossip between small
+    // control frames) never raises the size of the next buffer: sizing it from such a
+    // batch allocated twice the gossip's size for the next heartbeat.
+    this.lastBatchBytes = this.frames > 1 ? bytes : Math.min(bytes, this.lastBatchBytes);
     this.frames = 0;
-    this.lastBatchBytes = bytes;
     // Drop the buffer now (the batch keeps it alive while it is being written) when it
     // has no room for another batch like this one, so that the next batch starts in a
     // buffer sized for it instead of overflowing this one and being copied; or when it is
@@ -234,6 +237,9 @@ export class FrameWriter {
     const need = Math.max(pending + size, 2 * this.lastBatchBytes);
     let cap = this.bufferSizeInitialBytes;
     while (cap < need) cap *= 2;
+    // A frame larger than a fresh buffer into an empty batch: exactly its size (it is
+    // taken alone, and the buffer is dropped at take: no room left).
+    if (pending === 0 && size > this.bufferSizeInitialBytes && need === size) cap = size;
     const next = new Uint8Array(cap);
     next.set(this.buf.subarray(this.start, this.end));
     this.buf = next;

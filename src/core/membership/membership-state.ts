@@ -124,6 +124,9 @@ export function dcReachabilityWithoutObservationsWithin(s: MembershipState): Rea
 
 /** In-DC reachability: rows by down or other-DC observers and rows about other-DC nodes dropped. */
 export function dcReachabilityExcludingDownedObservers(s: MembershipState): Reachability {
+  // no rows: nothing to remove (the common case, without a walk over the members)
+  if (s.latestGossip.overview.reachability.records.length === 0)
+    return s.latestGossip.overview.reachability;
   const excluded = s.latestGossip.members
     .filter((m) => m.status === "down" || m.dataCenter !== s.selfDc)
     .map((m) => m.uniqueAddress);
@@ -176,10 +179,28 @@ export function convergence(
   exitingConfirmed: Iterable<UniqueAddress> = [],
 ): boolean {
   const confirmed = new Set([...exitingConfirmed].map(key));
-  return (
-    !unreachableBlocksConvergence(s, confirmed) && !memberHinderingConvergenceExists(s, confirmed)
-  );
+  const memoizable = confirmed.size === 0;
+  if (memoizable) {
+    const memo = convergenceMemo.get(s.latestGossip);
+    if (memo !== undefined && memo.self === s.selfUniqueAddress && memo.dc === s.selfDc)
+      return memo.converged;
+  }
+  const converged =
+    !unreachableBlocksConvergence(s, confirmed) && !memberHinderingConvergenceExists(s, confirmed);
+  if (memoizable)
+    convergenceMemo.set(s.latestGossip, { self: s.selfUniqueAddress, dc: s.selfDc, converged });
+  return converged;
 }
+
+/**
+ * The last convergence verdict per gossip without exiting confirmations (the usual case):
+ * the machine asks on every state change and readers on every view, each an O(N) walk.
+ * Gossips are immutable; the WeakMap keeps none alive.
+ */
+const convergenceMemo = new WeakMap<
+  Gossip,
+  { readonly self: UniqueAddress; readonly dc: string; readonly converged: boolean }
+>();
 
 /**
  * True if `to` is a member and reachable: for an in-DC member only non-down in-DC

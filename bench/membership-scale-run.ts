@@ -1,5 +1,6 @@
 /**
- * `node --import tsx bench/membership-scale-run.ts <N> [seed] [crashPct]`: one simulator run
+ * `node --import tsx bench/membership-scale-run.ts <N> [seed] [crashPct] [stopAtMs] [upPerRound]
+ * [joinsPerSecond]`: one simulator run
  * of the 1 000-member scenario at size N (all N start at once, converge, crashPct % are
  * killed with kill -9 semantics, the survivors converge again), printing the phases'
  * virtual and wall times. For profiling: `node --cpu-prof --import tsx bench/membership-scale-run.ts 250`.
@@ -11,7 +12,17 @@ const seed = Number(process.argv[3] ?? 1);
 const crashPct = Number(process.argv[4] ?? 10);
 /** Optional: stop after this much virtual time (profiling a part of the run). */
 const stopAtMs = Number(process.argv[5] ?? Number.POSITIVE_INFINITY);
-const DEFAULTS = { settings: {}, failureDetector: {}, downing: {} } as const;
+/** Optional: maxMembersUpPerLeaderRound and maxJoinsAdmittedPerSecond (default settings without). */
+const upPerRound = process.argv[6] === undefined ? undefined : Number(process.argv[6]);
+const joinsPerSecond = process.argv[7] === undefined ? undefined : Number(process.argv[7]);
+const DEFAULTS = {
+  settings: {
+    ...(upPerRound === undefined ? {} : { maxMembersUpPerLeaderRound: upPerRound }),
+    ...(joinsPerSecond === undefined ? {} : { maxJoinsAdmittedPerSecond: joinsPerSecond }),
+  },
+  failureDetector: {},
+  downing: {},
+} as const;
 
 const wall0 = performance.now();
 const h = new MeteredSimCluster(seed);

@@ -1,0 +1,104 @@
+/**
+ * The seen status (src/core/membership/gossip-logic.ts, "Seen status"; gossip.ts
+ * seenBitsOf): a seen set as a bitmap over the version's members, merged by a receiver
+ * of the same version and answered only with marks the sender lacks; the reply to a
+ * gossip whose sender only lacks this member's mark.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  gossipOf,
+  incrementVersion,
+  isSeenBitsOf,
+  seenBitsOf,
+  seenBy,
+  withSeen,
+  withSeenBits,
+} from "../../../src/core/membership/gossip.js";
+import {
+  gossipStatusOf,
+  receiveGossip,
+  receiveGossipStatus,
+} from "../../../src/core/membership/gossip-logic.js";
+import { memberFrom } from "../../../src/core/membership/member.js";
+import { membershipStateOf } from "../../../src/core/membership/membership-state.js";
+import { nodeOf, type UniqueAddress } from "../../../src/core/membership/unique-address.js";
+
+const n = (host: string) => nodeOf("shardkit", "sys", host, 2552, 1);
+const hosts = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+const nodes = hosts.map(n);
+const [a, b, c] = nodes as [UniqueAddress, UniqueAddress, UniqueAddress];
+const up = (node: UniqueAddress) => memberFrom({ uniqueAddress: node, status: "up", upNumber: 1 });
+const base = incrementVersion(gossipOf({ members: nodes.map(up) }), "x");
+const state = (self: UniqueAddress, seen: UniqueAddress[]) =>
+  membershipStateOf({
+    latestGossip: seen.reduce((g, s) => withSeen(g, s), base),
+    selfUniqueAddress: self,
+  });
+
+describe("seen bitmap", () => {
+  it("puts member i at bit i mod 7 of element i / 7 and round-trips", () => {
+    const g = state(a, [a, nodes[7] as UniqueAddress]).latestGossip;
+    expect(seenBitsOf(g)).toEqual([1, 1]);
+    expect(isSeenBitsOf(base, [1, 1])).toBe(true);
+    // a bit beyond the 9 members, a wrong length, an element out of range
+    expect(isSeenBitsOf(base, [0, 4])).toBe(false);
+    expect(isSeenBitsOf(base, [0])).toBe(false);
+    expect(isSeenBitsOf(base, [128, 0])).toBe(false);
+    expect(seenBy(withSeenBits(base, [1, 1]))).toEqual([a, nodes[7]]);
+  });
+
+  it("merges to the union, and adding nobody keeps the same gossip", () => {
+    const g = state(a, [a, b]).latestGossip;
+    expect(withSeenBits(g, [0b1, 0])).toBe(g);
+    expect(seenBy(withSeenBits(g, [0b100, 0]))).toEqual([a, b, c]);
+  });
+});
+
+describe("seen status", () => {
+  it("a status with the same version and a seen set is merged; marks the sender lacks go back", () => {
+    const status = gossipStatusOf(state(b, [b, c]), true);
+    const reply = receiveGossipStatus(state(a, [a]), status);
+    expect(reply.type).toBe("send-seen");
+    if (reply.type !== "send-seen") return;
+    expect(seenBy((reply.state ?? state(a, [a])).latestGossip)).toEqual([a, b, c]);
+  });
+
+  it("a seen set holding every mark of the receiver is merged and not answered", () => {
+    const status = gossipStatusOf(state(b, [a, b]), true);
+    const reply = receiveGossipStatus(state(a, [a]), status);
+    expect(reply.type).toBe("none");
+    if (reply.type !== "none") return;
+    expect(seenBy(reply.state?.latestGossip ?? base)).toEqual([a, b]);
+  });
+
+  it("a digest-only status of the same version with another digest gets a seen status", () => {
+    const reply = receiveGossipStatus(state(a, [a]), gossipStatusOf(state(b, [b])));
+    expect(reply).toEqual({ type: "send-seen", to: b, state: undefined });
+  });
+
+  it("a newer status still asks for the full gossip", () => {
+    const newer = membershipStateOf({
+      latestGossip: incrementVersion(base, "y"),
+      selfUniqueAddress: b,
+    });
+    expect(receiveGossipStatus(state(a, [a]), gossipStatusOf(newer, true))).toEqual({
+      type: "send-status",
+      to: b,
+    });
+  });
+
+  it("the reply to a gossip whose sender only lacks our mark is a seen status", () => {
+    const r = receiveGossip(
+      membershipStateOf({
+        latestGossip: gossipOf({ members: nodes.map(up) }),
+        selfUniqueAddress: a,
+      }),
+      { from: b, to: a, gossip: state(b, [b]).latestGossip, sentAtMs: 0 },
+      0,
+      { gossipTimeToLiveMs: 2000 },
+    );
+    expect(r.type).toBe("accepted");
+    if (r.type !== "accepted") return;
+    expect([r.comparison, r.replyTo, r.replyWith]).toEqual(["newer", b, "seen"]);
+  });
+});

@@ -67,10 +67,19 @@ if (crashPct > 0) {
   }
   const rest = names.slice(0, size - victims.length);
   const t1 = h.world.now;
-  await h.until(
-    h.throttled(() => h.allUpAndConverged(rest), 100),
-    600_000,
-  );
+  const reconverged = h.throttled(() => h.allUpAndConverged(rest), 100);
+  let nextCrashReport = t1 + 5_000;
+  const crashProgress = () => {
+    if (h.world.now >= nextCrashReport) {
+      nextCrashReport += 5_000;
+      const st = h.members.get(names[0] as string)?.cluster.state;
+      lap(
+        `  after the crash n000 sees ${st?.members.length} (${st?.unreachable.length} unreachable)`,
+      );
+    }
+    return false;
+  };
+  await h.until(() => crashProgress() || reconverged(), 600_000);
   console.log(`reconverged after ${Math.round(h.world.now - t1)} ms virtual`);
   lap("reconverged");
 }

@@ -258,7 +258,7 @@ export function seenByNode(g: Gossip, node: UniqueAddress): boolean {
 export function withSeen(g: Gossip, node: UniqueAddress): Gossip {
   if (seenByNode(g, node)) return g;
   // the seen set was checked with g; only the added node is new
-  assert(hasMember(g, node), `seen by non-member: ${key(node)}`);
+  if (!hasMember(g, node)) fail(`seen by non-member: ${key(node)}`);
   return rebuildSeenOfMembers(g, upsertSorted(g.overview.seen, node, compareUniqueAddresses));
 }
 

@@ -140,6 +140,12 @@ export class FastPacker {
     if (typeof data !== "object" || data === null) return GIVE_UP;
     const { address, path } = data as WireRefData;
     if (typeof address !== "string" || typeof path !== "string") return GIVE_UP;
+    const q = this.writeRefHead(address, p);
+    return q < 0 ? q : this.writeString(path, q);
+  }
+
+  /** The ref's extension header, `[TAG_REF` and the address: where the path goes. */
+  private writeRefHead(address: string, p: number): number {
     if (p + 5 > this.buf.length) return NO_ROOM;
     const b = this.buf;
     b[p] = 0xd4;
@@ -147,8 +153,7 @@ export class FastPacker {
     b[p + 2] = 0;
     b[p + 3] = 0x93; // fixarray of 3
     b[p + 4] = TAG_REF; // positive fixint
-    const q = this.writeString(address, p + 5);
-    return q < 0 ? q : this.writeString(path, q);
+    return this.writeString(address, p + 5);
   }
 
   /**
@@ -160,15 +165,9 @@ export class FastPacker {
     let digits = 1;
     for (let x = id; x >= 10; x = Math.floor(x / 10)) digits++;
     const pathBytes = ASK_PATH_PREFIX_BYTES.length + 2 * digits + 1;
-    if (p + 5 > this.buf.length) return NO_ROOM;
-    const b = this.buf;
-    b[p] = 0xd4;
-    b[p + 1] = SHARDKIT_EXTENSION_TYPE;
-    b[p + 2] = 0;
-    b[p + 3] = 0x93; // fixarray of 3
-    b[p + 4] = TAG_REF; // positive fixint
-    let q = this.writeString(address, p + 5);
+    let q = this.writeRefHead(address, p);
     if (q < 0) return q;
+    const b = this.buf;
     // at most 10 + 2 * 16 + 1 bytes: a fixstr or a str8, as msgpackr writes them
     const head = pathBytes < 0x20 ? 1 : 2;
     if (q + head + pathBytes > b.length) return NO_ROOM;

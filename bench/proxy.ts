@@ -46,16 +46,21 @@
  * Cost per ask (c64 windows, volatile and persisted): `.cpu.proxy.us` and
  * `.cpu.members.us` are the CPU time (user + system) the proxy and both members spent per
  * ask (the members' includes their SQLite calls, not the PostgreSQL server's work), with the socket writes, bytes
- * and GC pauses per ask in the notes: unlike rates, they hold on a busy machine.
+ * and GC pauses per ask in the notes: unlike rates, they hold better on a busy machine.
+ * `.pg.c64.cpu.server.us` is the local PostgreSQL server's CPU per ask (its processes'
+ * time from /proc; absent when the server is not on this machine), and `.cpu.ceiling`
+ * the rate at which these processes would keep every core of the machine busy (cores
+ * divided by the CPU per ask of proxy, members and server): a workload's rate cannot
+ * pass its ceiling on this machine, whatever the code waits for.
  *
  * Its own group (`npm run bench -- proxy`, about 75 s with PostgreSQL): the sharding
  * group is already near its 2-minute budget. Every child is killed at the end, also on
  * error.
  */
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { PerformanceObserver, constants as perfConstants } from "node:perf_hooks";
 import pg from "pg";
@@ -513,6 +518,7 @@ function reportCost(
   before: readonly Usage[],
   after: readonly Usage[],
   report: (m: Metric) => void,
+  serverUs?: number,
 ): void {
   const d = (i: number, k: keyof Usage) => (after[i] as Usage)[k] - (before[i] as Usage)[k];
   // index 0: the proxy; 1 and 2: the members
@@ -527,6 +533,22 @@ function reportCost(
     value: (d(1, "cpuUs") + d(2, "cpuUs")) / asks,
     unit: "µs/ask",
     note: `both members' CPU per ask (${((d(1, "sysUs") + d(2, "sysUs")) / asks).toFixed(1)} in the kernel); ${((d(1, "writes") + d(2, "writes")) / asks).toFixed(3)} socket writes per ask; ${gcNote(d, [1, 2])}`,
+  });
+  // Every process of the workload on this machine's cores: the rate they could reach
+  // with every core busy, at this CPU per ask (the orchestrator's own time left out).
+  const allUs = (d(0, "cpuUs") + d(1, "cpuUs") + d(2, "cpuUs")) / asks + (serverUs ?? 0);
+  if (serverUs !== undefined)
+    report({
+      metric: `${prefix}.cpu.server.us`,
+      value: serverUs,
+      unit: "µs/ask",
+      note: "the local PostgreSQL server's CPU per ask (its processes, from /proc)",
+    });
+  report({
+    metric: `${prefix}.cpu.ceiling`,
+    value: (availableParallelism() * 1_000_000) / allUs,
+    unit: "asks/s",
+    note: `${availableParallelism()} cores / ${allUs.toFixed(1)} µs of CPU per ask (proxy + members${serverUs === undefined ? "" : " + server"}): the rate at which every core would be busy`,
   });
 }
 
@@ -565,7 +587,9 @@ async function persistedRun(
     const all = [proxy, ...members];
     const before = await journalStats(members);
     const usageBefore = await Promise.all(all.map(usageOf));
+    const serverBefore = store.kind === "pg" ? localPostgresCpuUs() : undefined;
     const r = await run(proxy, HIGH_CONCURRENCY, 0, MEASURE_MS);
+    const serverAfter = store.kind === "pg" ? localPostgresCpuUs() : undefined;
     const usageAfter = await Promise.all(all.map(usageOf));
     const after = await journalStats(members);
     if (profPath !== undefined)
@@ -586,8 +610,46 @@ async function persistedRun(
       ),
     });
     report({ metric: `${prefix}.p99.us`, value: r.p99us, unit: "µs" });
-    reportCost(prefix, r.asks, usageBefore, usageAfter, report);
+    const serverUs =
+      serverBefore === undefined || serverAfter === undefined
+        ? undefined
+        : (serverAfter - serverBefore) / r.asks;
+    reportCost(prefix, r.asks, usageBefore, usageAfter, report, serverUs);
   });
+}
+
+/**
+ * CPU time (user + system, µs) used so far by the processes named `postgres` on this
+ * machine (the server and its backends, read from /proc), or undefined when /proc cannot
+ * be read (not Linux) or the server runs elsewhere. Backends that exit during a window
+ * take their time with them, so a window's difference can only be an underestimate; the
+ * bench's connections stay open for the whole window.
+ */
+function localPostgresCpuUs(): number | undefined {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  } catch {
+    return undefined;
+  }
+  const ticksPerSecond = 100; // USER_HZ, 100 on every Linux build in use
+  let ticks = 0;
+  let found = false;
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // exited meanwhile
+    }
+    const close = stat.lastIndexOf(")");
+    if (stat.slice(stat.indexOf("(") + 1, close) !== "postgres") continue;
+    const fields = stat.slice(close + 2).split(" ");
+    // fields[0] is field 3 (state); utime and stime are fields 14 and 15
+    ticks += Number(fields[11]) + Number(fields[12]);
+    found = true;
+  }
+  return found ? (ticks * 1_000_000) / ticksPerSecond : undefined;
 }
 const noteOf = (r: RunResult, extra: string, warmupMs: number) =>
   `${extra}; ${r.asks} asks in ${r.seconds.toFixed(1)} s after ${warmupMs / 1000} s warm-up, p50 ${Math.round(r.p50us)} µs, p99 ${Math.round(r.p99us)} µs`;

@@ -80,7 +80,7 @@ function sqliteBackend(): Backend {
   };
 }
 
-function postgresBackend(url: string, tag: string): Backend {
+function postgresBackend(url: string, tag: string, namedStatements: boolean): Backend {
   const pool = new pg.Pool({ connectionString: url, max: 8 });
   const prefix = `shardkit_test_${process.pid}_${tag}_`;
   const opened: { close(): Promise<void> }[] = [];
@@ -88,7 +88,12 @@ function postgresBackend(url: string, tag: string): Backend {
     name: "postgres",
     pg: { pool, prefix },
     open: () => {
-      const p = postgresPersistence({ pool, tablePrefix: prefix, journal: testJournalSettings });
+      const p = postgresPersistence({
+        pool,
+        tablePrefix: prefix,
+        namedStatements,
+        journal: testJournalSettings,
+      });
       opened.push(p);
       return {
         journal: p.journal,
@@ -109,15 +114,26 @@ function postgresBackend(url: string, tag: string): Backend {
 
 /**
  * The backends to run; `tag` keeps the PostgreSQL tables of different test files
- * apart. Logs a SKIP line when PostgreSQL is not configured.
+ * apart. Logs a SKIP line when PostgreSQL is not configured. With `unnamedToo`,
+ * PostgreSQL runs a second time with `namedStatements: false` (both ways of sending the
+ * journal's statements must behave the same).
  */
-export function persistenceBackends(tag: string): [string, () => Backend][] {
+export function persistenceBackends(
+  tag: string,
+  { unnamedToo = false }: { readonly unnamedToo?: boolean } = {},
+): [string, () => Backend][] {
   const list: [string, () => Backend][] = [
     ["memory", memoryBackend],
     ["sqlite", sqliteBackend],
   ];
   const url = process.env.SHARDKIT_PG_URL;
-  if (url) list.push(["postgres", () => postgresBackend(url, tag)]);
-  else console.log(`SKIP postgres ${tag} contract: SHARDKIT_PG_URL is not set`);
+  if (url) {
+    list.push(["postgres", () => postgresBackend(url, tag, true)]);
+    if (unnamedToo)
+      list.push([
+        "postgres (unnamed statements)",
+        () => postgresBackend(url, `${tag}_unnamed`, false),
+      ]);
+  } else console.log(`SKIP postgres ${tag} contract: SHARDKIT_PG_URL is not set`);
   return list;
 }

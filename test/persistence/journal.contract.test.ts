@@ -59,7 +59,10 @@ async function expectConflict(p: Promise<unknown>, id: string, seqNr: number): P
 let counter = 0;
 const uid = (what: string) => `${what}-${process.pid}-${counter++}`;
 
-describe.each(persistenceBackends("journal"))("Journal contract: %s", (name, make) => {
+/** PostgreSQL runs twice: with named statements (the default) and without. */
+const backends = persistenceBackends("journal", { unnamedToo: true });
+
+describe.each(backends)("Journal contract: %s", (name, make) => {
   let backend: Backend;
   let store: Opened;
   let j: Journal;
@@ -324,7 +327,7 @@ describe.each(persistenceBackends("journal"))("Journal contract: %s", (name, mak
     expect(texts(await j.read(id, 1, 10))).toEqual(backend.name === "memory" ? [] : ["accepted"]);
   });
 
-  it.runIf(name === "postgres")(
+  it.runIf(name.startsWith("postgres"))(
     "postgres: a writer racing between pre-check and insert fails only the colliding append",
     async () => {
       const { pool, prefix } = backend.pg as NonNullable<Backend["pg"]>;

@@ -14,6 +14,10 @@
  * of the batch is written), and the batch is replayed one append per statement: only
  * the append that collided gets JournalConflictError (unique-violation handling).
  *
+ * Statements are named (prepared once per pooled connection, then only bound and
+ * executed) unless `namedStatements` is false; a statement's name is derived from its
+ * text, so journals with different table prefixes never share one.
+ *
  * Fenced appends (docs/sharding.md, "Leases and fencing") are written one per
  * transaction: the fence row of the key is upserted (and so locked) only when the
  * append's token is not older than the stored one; otherwise FencedWriteError and a
@@ -23,6 +27,7 @@
  */
 
 import type pg from "pg";
+import { murmur3OfString } from "../../base/hash.js";
 import {
   FencedWriteError,
   type Journal,
@@ -87,7 +92,7 @@ export class PostgresJournal implements Journal {
     this.settings = resolveJournalSettings(journal);
     this.pgSettings = resolvePostgresSettings(rest);
     this.tables = postgresTables(this.pgSettings.tablePrefix);
-    this.sql = statements(this.tables);
+    this.sql = statements(this.tables, this.pgSettings.namedStatements);
     this.committer = new GroupCommitter({
       ...this.settings,
       batchesInFlightMax: this.pgSettings.batchesInFlightMax,
@@ -194,12 +199,12 @@ export class PostgresJournal implements Journal {
   private async query<R extends pg.QueryResultRow>(
     operation: string,
     persistenceId: string | undefined,
-    text: string,
+    statement: Statement,
     values: unknown[],
   ): Promise<pg.QueryResult<R>> {
     try {
       await this.ensureSchema();
-      return await this.pool.query<R>(text, values);
+      return await this.pool.query<R>({ ...statement, values });
     } catch (error) {
       throw new PersistenceStoreError(operation, persistenceId, error);
     }
@@ -229,10 +234,13 @@ export class PostgresJournal implements Journal {
     }
     try {
       await client.query("BEGIN");
-      const set = await client.query(this.sql.setFence, [fence.key, fence.token]);
+      const set = await client.query({ ...this.sql.setFence, values: [fence.key, fence.token] });
       let outcome: AppendOutcome;
       if (set.rowCount !== 1) {
-        const newest = await client.query<{ token: string }>(this.sql.getFence, [fence.key]);
+        const newest = await client.query<{ token: string }>({
+          ...this.sql.getFence,
+          values: [fence.key],
+        });
         outcome = new FencedWriteError(fence, Number(newest.rows[0]?.token ?? 0), a.persistenceId);
       } else outcome = (await this.writeBatch([a], client))[0];
       await client.query(outcome === undefined ? "COMMIT" : "ROLLBACK");
@@ -299,16 +307,10 @@ export class PostgresJournal implements Journal {
         timestamps.push(e.timestampMs);
       }
     }
-    const r = await on.query<{ highest: string }>(this.sql.append, [
-      callIds,
-      callFirst,
-      ids,
-      seqs,
-      serializers,
-      payloads,
-      tags,
-      timestamps,
-    ]);
+    const r = await on.query<{ highest: string }>({
+      ...this.sql.append,
+      values: [callIds, callFirst, ids, seqs, serializers, payloads, tags, timestamps],
+    });
     // Rows come back in the order of the input arrays (unnest WITH ORDINALITY, ORDER BY).
     return batch.map((a, i) => {
       const highest = Number(r.rows[i]?.highest);
@@ -323,7 +325,34 @@ function pgCode(error: unknown): unknown {
   return (error as { code?: unknown } | null)?.code;
 }
 
-function statements(t: PostgresTables) {
+/** A statement's text, and its name when it is sent as a named statement. */
+interface Statement {
+  readonly text: string;
+  readonly name?: string;
+}
+
+/**
+ * The statement for `text`: named `shardkit_<hash of the text>` when `named`. node-postgres
+ * prepares a named statement on a connection the first time it runs there and refuses
+ * one name for two texts, hence a name derived from the whole text (which holds the
+ * table prefix).
+ */
+function statementOf(text: string, named: boolean): Statement {
+  if (!named) return { text };
+  const h1 = murmur3OfString(text, 1) >>> 0;
+  const h2 = murmur3OfString(text, 2) >>> 0;
+  return { text, name: `shardkit_${h1.toString(36)}${h2.toString(36)}` };
+}
+
+function statements(t: PostgresTables, named: boolean) {
+  const texts = statementTexts(t);
+  const out = {} as { [K in keyof typeof texts]: Statement };
+  for (const k of Object.keys(texts) as (keyof typeof texts)[])
+    out[k] = statementOf(texts[k], named);
+  return out;
+}
+
+function statementTexts(t: PostgresTables) {
   const highestOf = (id: string) =>
     `GREATEST(COALESCE((SELECT max(sequence_nr) FROM ${t.journal} WHERE persistence_id = ${id}), 0),
               COALESCE((SELECT deleted_to FROM ${t.deleted} WHERE persistence_id = ${id}), 0))`;

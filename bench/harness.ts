@@ -36,6 +36,14 @@ export function wants(part: string): boolean {
   return only.length === 0 || only.some((p) => p.startsWith(part) || part.startsWith(p));
 }
 
+/**
+ * Like `wants`, but false without `--only`: for diagnostic parts that a group runs only
+ * on request (so that the whole group stays within its time budget).
+ */
+export function wantsOnRequest(part: string): boolean {
+  return only.length > 0 && wants(part);
+}
+
 export function median(values: readonly number[]): number {
   const s = [...values].sort((a, b) => a - b);
   const mid = s.length >> 1;

@@ -18,6 +18,10 @@
  *   one file shared by both members (a fresh cluster and file), `synchronous: "normal"`
  *   (an acknowledged event survives kill -9 of a member; see docs/persistence.md,
  *   "Throughput and durability");
+ * - sharding.proxy.ask.persisted.memory.c64.throughput / .memory.c64.p99.us: the same
+ *   event-sourced Counter on an in-memory journal per member (no store): what event
+ *   sourcing itself costs, apart from the store's work. Only on request
+ *   (`--only=sharding.proxy.ask.persisted.memory`): the whole group is near its 2 minutes;
  * - sharding.proxy.ask.persisted.full.c64.throughput / .full.c64.p99.us: the same with
  *   the default `synchronous: "full"` (an acknowledged event also survives power loss);
  * - sharding.proxy.ask.persisted.pg.c64.throughput / .pg.c64.p99.us: the same on
@@ -45,8 +49,10 @@
  *
  * Cost per ask (c64 windows, volatile and persisted): `.cpu.proxy.us` and
  * `.cpu.members.us` are the CPU time (user + system) the proxy and both members spent per
- * ask (the members' includes their SQLite calls, not the PostgreSQL server's work), with the socket writes, bytes
- * and GC pauses per ask in the notes: unlike rates, they hold better on a busy machine.
+ * ask (the members' includes their SQLite calls, not the PostgreSQL server's work), with
+ * the socket writes, bytes, context switches (waits for I/O and preemptions, from
+ * process.resourceUsage) and GC pauses per ask in the notes: unlike rates, they hold
+ * better on a busy machine.
  * `.pg.c64.cpu.server.us` is the local PostgreSQL server's CPU per ask (its processes'
  * time from /proc; absent when the server is not on this machine), and `.cpu.ceiling`
  * the rate at which these processes would keep every core of the machine busy (cores
@@ -75,6 +81,7 @@ import {
 } from "../src/actor/index.js";
 import { ClusterNode, ClusterSharding, type EntityRef, EntityTypeKey } from "../src/api/index.js";
 import type { GroupCommitStats } from "../src/persistence/group-committer.js";
+import { MemoryJournal } from "../src/persistence/memory/memory-journal.js";
 import { postgresPersistence } from "../src/persistence/postgres/postgres-persistence.js";
 import { migratePostgres, postgresTables } from "../src/persistence/postgres/postgres-schema.js";
 import { sqlitePersistence } from "../src/persistence/sqlite/sqlite-persistence.js";
@@ -89,6 +96,7 @@ import {
   percentile,
   wants,
   wantsHistogram,
+  wantsOnRequest,
 } from "./harness.js";
 
 const CHILD_ENV = "SHARDKIT_BENCH_PROXY_CHILD";
@@ -183,7 +191,9 @@ type Store =
       readonly path: string;
       readonly synchronous: SqliteSettings["synchronous"];
     }
-  | { readonly kind: "pg"; readonly url: string; readonly tablePrefix: string };
+  | { readonly kind: "pg"; readonly url: string; readonly tablePrefix: string }
+  /** Each member its own in-memory journal: event sourcing without a store. */
+  | { readonly kind: "memory" };
 
 interface ChildConfig {
   readonly kind: "member" | "proxy";
@@ -200,6 +210,17 @@ interface MemberStore {
 }
 
 function openStore(store: Store): MemberStore {
+  if (store.kind === "memory") {
+    const journal = new MemoryJournal();
+    const none: GroupCommitStats = {
+      batches: 0,
+      appends: 0,
+      events: 0,
+      batchEventsPeak: 0,
+      joinedAppends: 0,
+    };
+    return { journal, stats: () => none };
+  }
   if (store.kind === "sqlite") {
     const p = sqlitePersistence({ path: store.path, synchronous: store.synchronous });
     return { journal: p.journal, stats: () => p.journal.stats() };
@@ -367,6 +388,7 @@ async function childMain(): Promise<void> {
         };
       case "usage": {
         const cpu = process.cpuUsage();
+        const ru = process.resourceUsage();
         const st = node.remoting.stats;
         return {
           cpuUs: cpu.user + cpu.system,
@@ -379,6 +401,8 @@ async function childMain(): Promise<void> {
           gcCount: gc.count,
           gcMajorMs: gc.majorMs,
           gcMajorCount: gc.majorCount,
+          switches: ru.voluntaryContextSwitches,
+          preempted: ru.involuntaryContextSwitches,
         };
       }
       case "heap-start":
@@ -497,10 +521,23 @@ interface Usage {
   readonly gcCount: number;
   readonly gcMajorMs: number;
   readonly gcMajorCount: number;
+  /** Context switches (process.resourceUsage): waits for I/O, and preemptions. */
+  readonly switches: number;
+  readonly preempted: number;
 }
 
 const usageOf = async (c: Child): Promise<Usage> =>
   (await request(c, { cmd: "usage" }, CMD_TIMEOUT_MS)) as unknown as Usage;
+
+/** "<v> waits and <i> preemptions per ask" (context switches) of the processes `of`. */
+function switchNote(
+  d: (i: number, k: keyof Usage) => number,
+  of: readonly number[],
+  asks: number,
+): string {
+  const sum = (k: keyof Usage) => of.reduce((acc, i) => acc + d(i, k), 0);
+  return `${(sum("switches") / asks).toFixed(3)} waits and ${(sum("preempted") / asks).toFixed(3)} preemptions per ask`;
+}
 
 /** "GC <n> pauses (<m> full), <ms> ms (<ms> in full ones)" of the processes `of`. */
 function gcNote(d: (i: number, k: keyof Usage) => number, of: readonly number[]): string {
@@ -526,13 +563,13 @@ function reportCost(
     metric: `${prefix}.cpu.proxy.us`,
     value: d(0, "cpuUs") / asks,
     unit: "µs/ask",
-    note: `proxy CPU per ask (${(d(0, "sysUs") / asks).toFixed(1)} in the kernel); ${(d(0, "writes") / asks).toFixed(3)} socket writes and ${(d(0, "bytesOut") / asks).toFixed(0)} bytes out per ask; ${gcNote(d, [0])}`,
+    note: `proxy CPU per ask (${(d(0, "sysUs") / asks).toFixed(1)} in the kernel); ${(d(0, "writes") / asks).toFixed(3)} socket writes and ${(d(0, "bytesOut") / asks).toFixed(0)} bytes out per ask; ${switchNote(d, [0], asks)}; ${gcNote(d, [0])}`,
   });
   report({
     metric: `${prefix}.cpu.members.us`,
     value: (d(1, "cpuUs") + d(2, "cpuUs")) / asks,
     unit: "µs/ask",
-    note: `both members' CPU per ask (${((d(1, "sysUs") + d(2, "sysUs")) / asks).toFixed(1)} in the kernel); ${((d(1, "writes") + d(2, "writes")) / asks).toFixed(3)} socket writes per ask; ${gcNote(d, [1, 2])}`,
+    note: `both members' CPU per ask (${((d(1, "sysUs") + d(2, "sysUs")) / asks).toFixed(1)} in the kernel); ${((d(1, "writes") + d(2, "writes")) / asks).toFixed(3)} socket writes per ask; ${switchNote(d, [1, 2], asks)}; ${gcNote(d, [1, 2])}`,
   });
   // Every process of the workload on this machine's cores: the rate they could reach
   // with every core busy, at this CPU per ask (the orchestrator's own time left out).
@@ -605,7 +642,9 @@ async function persistedRun(
       unit: "asks/s",
       note: noteOf(
         r,
-        `${HIGH_CONCURRENCY} in flight, event-sourced on ${what}, ${perBatch.toFixed(1)} events/batch (${joined.toFixed(0)} % of appends joined a batch waiting for the lock)`,
+        batches === 0
+          ? `${HIGH_CONCURRENCY} in flight, event-sourced on ${what}`
+          : `${HIGH_CONCURRENCY} in flight, event-sourced on ${what}, ${perBatch.toFixed(1)} events/batch (${joined.toFixed(0)} % of appends joined a batch waiting for the lock)`,
         WARMUP_MS,
       ),
     });
@@ -709,6 +748,15 @@ export const proxyGroup: BenchGroup = {
           report({ metric: "sharding.proxy.ask.c1.p50.us", value: r.p50us, unit: "µs" });
         }
       });
+    if (wantsOnRequest("sharding.proxy.ask.persisted.memory")) {
+      await persistedRun(
+        report,
+        "sharding.proxy.ask.persisted.memory.c64",
+        { kind: "memory" },
+        "an in-memory journal per member (the cost of event sourcing without a store)",
+        profDir === undefined ? undefined : join(profDir, "member-persisted-memory-c64.cpuprofile"),
+      );
+    }
     if (wants("sharding.proxy.ask.persisted.c64")) {
       const dir = mkdtempSync(join(tmpdir(), "shardkit-bench-proxy-"));
       try {

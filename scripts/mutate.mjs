@@ -29,9 +29,9 @@ const FOLDERS = {
     "src/persistence/memory/memory-journal.ts:59-62",
     "src/persistence/sqlite/sqlite-journal.ts:240-266",
     "src/persistence/sqlite/sqlite-journal.ts:278-282",
-    "src/persistence/postgres/postgres-journal.ts:240-244",
-    "src/persistence/postgres/postgres-journal.ts:250-274",
-    "src/persistence/postgres/postgres-journal.ts:313-318",
+    "src/persistence/postgres/postgres-journal.ts:248-252",
+    "src/persistence/postgres/postgres-journal.ts:258-282",
+    "src/persistence/postgres/postgres-journal.ts:315-320",
   ],
   oracle: ["src/testing/sharding-oracle.ts"],
 };
@@ -41,9 +41,9 @@ const RANGE_STARTS = {
   "src/persistence/memory/memory-journal.ts:59-62": "let log = this.logs.get(persistenceId)",
   "src/persistence/sqlite/sqlite-journal.ts:240-266": "private commitBlocking(",
   "src/persistence/sqlite/sqlite-journal.ts:278-282": "const highest = this.highest(",
-  "src/persistence/postgres/postgres-journal.ts:240-244": "} catch (error) {",
-  "src/persistence/postgres/postgres-journal.ts:250-274": "private async commitUnfenced(",
-  "src/persistence/postgres/postgres-journal.ts:313-318": "return batch.map((a, i) =>",
+  "src/persistence/postgres/postgres-journal.ts:248-252": "} catch (error) {",
+  "src/persistence/postgres/postgres-journal.ts:258-282": "private async commitUnfenced(",
+  "src/persistence/postgres/postgres-journal.ts:315-320": "return batch.map((a, i) =>",
 };
 for (const [range, text] of Object.entries(RANGE_STARTS)) {
   const [file, lines] = range.split(":");

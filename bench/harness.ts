@@ -133,12 +133,22 @@ export interface StreamRun {
   readonly rate: number;
   readonly receiverNs: number;
   readonly senderNs: number;
+  /**
+   * Share of the run the receiver's and the sender's event loops were busy (not waiting
+   * in the poll for I/O), from `performance.eventLoopUtilization`. Both below 1 with the
+   * rate below what the CPU per message allows: the pipeline, not a process, bounds
+   * the rate.
+   */
+  readonly receiverBusy: number;
+  readonly senderBusy: number;
 }
 
 /**
  * Reports `throughputMetric`, `<cpuPrefix>.receiver.cpu.ns` and `<cpuPrefix>.sender.cpu.ns`
  * as the medians of `runs` (the remote and remote-floor groups).
  */
+const pct = (share: number) => `${(share * 100).toFixed(0)} %`;
+
 export function reportStreamRuns(
   throughputMetric: string,
   cpuPrefix: string,
@@ -150,7 +160,7 @@ export function reportStreamRuns(
     metric: throughputMetric,
     value: median(runs.map((r) => r.rate)),
     unit: "msg/s",
-    note: `~100 B msgs, ${runMs} ms runs, at the receiver`,
+    note: `~100 B msgs, ${runMs} ms runs, at the receiver; event loops busy ${pct(median(runs.map((r) => r.receiverBusy)))} (receiver), ${pct(median(runs.map((r) => r.senderBusy)))} (sender)`,
   });
   report({
     metric: `${cpuPrefix}.receiver.cpu.ns`,

@@ -43,6 +43,7 @@ function childMain(): void {
     let sum = 0;
     let firstAt = -1;
     let cpu0 = process.cpuUsage();
+    let elu0 = performance.eventLoopUtilization();
     socket.on("data", (data: Buffer) => {
       let chunk = data;
       if (pending !== undefined) {
@@ -59,6 +60,7 @@ function childMain(): void {
             count,
             ms: performance.now() - firstAt,
             cpuUs: cpu.user + cpu.system,
+            busy: performance.eventLoopUtilization(elu0).utilization,
             sum,
           });
           count = 0;
@@ -69,7 +71,10 @@ function childMain(): void {
         }
         if (chunk.length - pos - 4 < length) break;
         const m = unpackr.unpack(chunk.subarray(pos + 4, pos + 4 + length)) as { n: number };
-        if (firstAt < 0) firstAt = performance.now();
+        if (firstAt < 0) {
+          firstAt = performance.now();
+          elu0 = performance.eventLoopUtilization();
+        }
         count++;
         sum += m.n;
         pos += 4 + length;
@@ -91,6 +96,7 @@ type FloorResult = StreamRun;
 async function run(child: Child, socket: Socket, packr: Packr): Promise<FloorResult> {
   const seen = child.events.length;
   const cpu0 = process.cpuUsage();
+  const elu0 = performance.eventLoopUtilization();
   const t0 = performance.now();
   let n = 0;
   while (performance.now() - t0 < RUN_MS) {
@@ -120,6 +126,8 @@ async function run(child: Child, socket: Socket, packr: Packr): Promise<FloorRes
     rate: (n / Number(result.ms)) * 1000,
     receiverNs: (Number(result.cpuUs) * 1000) / n,
     senderNs: ((cpu.user + cpu.system) * 1000) / n,
+    receiverBusy: Number(result.busy),
+    senderBusy: performance.eventLoopUtilization(elu0).utilization,
   };
 }
 

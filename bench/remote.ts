@@ -62,7 +62,7 @@ type SinkMsg =
   | { readonly t: "mark"; readonly replyTo: ActorRef<number> }
   | { readonly t: "end"; readonly replyTo: ActorRef<TellEnd> };
 /** The receiver's count, time from its first message, and CPU time since "begin". */
-type TellEnd = { count: number; ms: number; cpuUs: number };
+type TellEnd = { count: number; ms: number; cpuUs: number; busy: number };
 type Ping = { readonly n: number; readonly replyTo: ActorRef<number> };
 
 // ------------------------------------------------------------------ receiver (child)
@@ -80,11 +80,15 @@ async function childMain(): Promise<void> {
   let count = 0;
   let firstAt = -1;
   let cpuAtBegin = process.cpuUsage();
+  let eluAtFirst = performance.eventLoopUtilization();
   system.spawn(
     Behaviors.receiveMessage<SinkMsg>((m) => {
       switch (m.t) {
         case "m":
-          if (firstAt < 0) firstAt = performance.now();
+          if (firstAt < 0) {
+            firstAt = performance.now();
+            eluAtFirst = performance.eventLoopUtilization();
+          }
           count++;
           return;
         case "begin":
@@ -103,6 +107,7 @@ async function childMain(): Promise<void> {
               count,
               ms: performance.now() - firstAt,
               cpuUs: cpu.user + cpu.system,
+              busy: performance.eventLoopUtilization(eluAtFirst).utilization,
             });
           }
           return;
@@ -189,6 +194,7 @@ async function tellRun(sink: ActorRef<SinkMsg>): Promise<TellResult> {
   const opts = { timeoutMs: ASK_TIMEOUT_MS };
   await ask(sink, (replyTo: ActorRef<number>) => ({ t: "begin", replyTo }), opts);
   const cpu0 = process.cpuUsage();
+  const elu0 = performance.eventLoopUtilization();
   const marks: Promise<number>[] = [];
   const t0 = performance.now();
   let n = 0;
@@ -205,6 +211,8 @@ async function tellRun(sink: ActorRef<SinkMsg>): Promise<TellResult> {
     rate: (end.count / end.ms) * 1000,
     receiverNs: (end.cpuUs * 1000) / n,
     senderNs: ((cpu.user + cpu.system) * 1000) / n,
+    receiverBusy: end.busy,
+    senderBusy: performance.eventLoopUtilization(elu0).utilization,
   };
 }
 

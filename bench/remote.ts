@@ -5,8 +5,10 @@
  *
  * - remote.tell.throughput: one-way tells of ~100-byte messages, counted by the
  *   receiver's sink actor from its first message to an end marker (msgs/s at the
- *   receiver). The sender keeps at most WINDOW_MSGS unconfirmed (a marker ask every
- *   BATCH_MSGS) so the outbound queue never overflows. ~1.5 s per run, median of 3.
+ *   receiver). The sender tells BATCH_MSGS per event-loop turn (as remote-floor's sender
+ *   writes one batch per turn) and keeps at most WINDOW_MSGS unconfirmed (a marker ask
+ *   every BATCH_MSGS) so the outbound queue never overflows. ~1.5 s per run, median of 3.
+ *   The note gives each side's event-loop busy share.
  * - remote.tell.receiver.cpu.ns / remote.tell.sender.cpu.ns: CPU time (user + system,
  *   process.cpuUsage) of each process per message over the same runs. On a shared
  *   machine these move much less with the load than the throughput does.
@@ -48,6 +50,12 @@ const BATCH_MSGS = 5_000;
 const WINDOW_MSGS = 50_000;
 const TELL_RUN_MS = 1_500;
 const TELL_RUNS = 3;
+/**
+ * SHARDKIT_BENCH_TELL_BURST=1: the sender's old pattern, every batch in the same turn
+ * until the window is full (up to WINDOW_MSGS queued at once), instead of one batch per
+ * event-loop turn like the floor's sender.
+ */
+const TELL_BURST = process.env.SHARDKIT_BENCH_TELL_BURST === "1";
 const ASK_SAMPLES = 20_000;
 const ASK_WARMUP = 2_000;
 const ASK1000_OUTSTANDING = 1_000;
@@ -202,6 +210,7 @@ async function tellRun(sink: ActorRef<SinkMsg>): Promise<TellResult> {
     for (let i = 0; i < BATCH_MSGS; i++) sink.tell({ t: "m", n: n++, p: PAYLOAD });
     marks.push(ask(sink, (replyTo: ActorRef<number>) => ({ t: "mark", replyTo }), opts));
     if (marks.length * BATCH_MSGS >= WINDOW_MSGS) await marks.shift();
+    else if (!TELL_BURST) await new Promise<void>((r) => setImmediate(r));
   }
   await Promise.all(marks);
   const end = await ask(sink, (replyTo: ActorRef<TellEnd>) => ({ t: "end", replyTo }), opts);

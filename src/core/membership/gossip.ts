@@ -468,19 +468,47 @@ export function isReachableInGossip(g: Gossip, from: UniqueAddress, to: UniqueAd
  * - seen: empty, nobody has seen the merged result yet.
  */
 export function mergeGossip(a: Gossip, b: Gossip): Gossip {
-  const tombstones = mergeTombstones(a.tombstones, b.tombstones);
+  const tombstones = sameOrMerged(
+    a.tombstones,
+    b.tombstones,
+    mergeTombstones(a.tombstones, b.tombstones),
+  );
   const tombstoned = new Set(tombstones.map((t) => key(t.node)));
   const version = pruneClockNodes(
     mergeClocks(a.version, b.version),
     tombstones.map((t) => clockKeyOf(t.node)),
   );
-  const members = mergeMembers(a.members, b.members, tombstoned);
+  const members = sameOrMerged(
+    a.members,
+    b.members,
+    mergeMembers(a.members, b.members, tombstoned),
+  );
   const reachability = mergeReachability(
     a.overview.reachability,
     members.map((m) => m.uniqueAddress),
     b.overview.reachability,
   );
-  return build(members, [], reachability, version, tombstones);
+  // Parts equal to one side's are that side's frozen arrays and table: readers see by
+  // identity that they did not change (the usual concurrent merge differs only in
+  // reachability rows), and build re-checks only the parts that are new.
+  const prev = members === b.members ? b : a;
+  return build(members, [], reachability, version, tombstones, prev);
+}
+
+/**
+ * `a` or `b` when `merged` has exactly their elements (the same objects), else `merged`:
+ * a merge result that equals one side keeps that side's frozen array.
+ */
+function sameOrMerged<T>(a: readonly T[], b: readonly T[], merged: readonly T[]): readonly T[] {
+  if (sameElements(merged, a)) return a;
+  if (sameElements(merged, b)) return b;
+  return merged;
+}
+
+function sameElements<T>(x: readonly T[], y: readonly T[]): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
 }
 
 function mergeTombstones(a: readonly Tombstone[], b: readonly Tombstone[]): Tombstone[] {

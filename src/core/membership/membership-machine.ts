@@ -268,6 +268,14 @@ export class MembershipMachine {
         readonly upTogether: Member[];
       }
     | undefined;
+  /** isLeaderAmongReachable() of the members and table it was computed from. */
+  private leaderAmongReachableCache:
+    | {
+        readonly members: readonly Member[];
+        readonly reachability: Reachability;
+        readonly result: boolean;
+      }
+    | undefined;
   /** Members by canonical string, per member list (memberByKey). */
   private membersByKey: { readonly members: readonly Member[]; readonly map: Map<string, Member> } =
     { members: [], map: new Map() };
@@ -976,9 +984,15 @@ export class MembershipMachine {
     );
   }
 
-  /** The SBR of each side decides on that side's leader: the first reachable up member. */
+  /**
+   * The SBR of each side decides on that side's leader: the first reachable up member.
+   * Asked every leader tick: recomputed only when the members or the table changed.
+   */
   private isLeaderAmongReachable(): boolean {
     const g = this.ms.latestGossip;
+    const c = this.leaderAmongReachableCache;
+    if (c !== undefined && c.members === g.members && c.reachability === g.overview.reachability)
+      return c.result;
     const unreachable =
       g.overview.reachability.records.length === 0
         ? new Set<string>()
@@ -987,7 +1001,13 @@ export class MembershipMachine {
       (m) =>
         !unreachable.has(key(m.uniqueAddress)) && (m.status === "up" || m.status === "leaving"),
     );
-    return first !== undefined && key(first.uniqueAddress) === key(this.self);
+    const result = first !== undefined && key(first.uniqueAddress) === key(this.self);
+    this.leaderAmongReachableCache = {
+      members: g.members,
+      reachability: g.overview.reachability,
+      result,
+    };
+    return result;
   }
 
   private applyDowning(

@@ -127,14 +127,26 @@ export function dcReachabilityExcludingDownedObservers(s: MembershipState): Reac
   // no rows: nothing to remove (the common case, without a walk over the members)
   if (s.latestGossip.overview.reachability.records.length === 0)
     return s.latestGossip.overview.reachability;
-  const excluded = s.latestGossip.members
+  const g = s.latestGossip;
+  const memo = excludingDownedMemo.get(g.overview.reachability);
+  if (memo !== undefined && memo.members === g.members && memo.dc === s.selfDc) return memo.result;
+  const excluded = g.members
     .filter((m) => m.status === "down" || m.dataCenter !== s.selfDc)
     .map((m) => m.uniqueAddress);
-  return removeNodes(
-    removeObservers(s.latestGossip.overview.reachability, excluded),
-    nodesOutsideDc(s),
-  );
+  const result = removeNodes(removeObservers(g.overview.reachability, excluded), nodesOutsideDc(s));
+  excludingDownedMemo.set(g.overview.reachability, { members: g.members, dc: s.selfDc, result });
+  return result;
 }
+
+/**
+ * dcReachabilityExcludingDownedObservers per table, with the members and DC it was
+ * computed for: convergence, leader and reachability checks ask it on every gossip and
+ * tick while there are rows. Tables are immutable; the WeakMap keeps none alive.
+ */
+const excludingDownedMemo = new WeakMap<
+  Reachability,
+  { readonly members: readonly Member[]; readonly dc: string; readonly result: Reachability }
+>();
 
 /** Reachability without any row involving a node of another data center. */
 export function dcReachabilityNoOutsideNodes(s: MembershipState): Reachability {

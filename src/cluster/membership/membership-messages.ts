@@ -8,8 +8,16 @@
  * bitmap form (`s`; a seen status, core/membership/gossip-logic.ts); the receiver checks
  * it against its own members (gossip.ts isSeenBitsOf) before using it.
  * The message types live in core/membership/membership-messages.ts (the machine speaks them).
+ *
+ * A gossip status carries the whole version (one entry per node that ever changed the
+ * state, which after a failure wave is most members), and a converged cluster sends the
+ * same status over and over: the encoded status of a version, digest and seen set is kept
+ * per sender (`statusPayloads`), and a receiver decodes the bytes of a status it decoded a
+ * moment ago only once (STATUS_DECODE_CACHE_ENTRIES; in a converged cluster every member
+ * sends the same bytes). Cached messages are frozen and shared.
  */
 
+import { murmur3_32 } from "../../base/hash.js";
 import {
   MembershipKind,
   type MembershipMessage,
@@ -21,6 +29,83 @@ import { decodeGossip, encodeGossip } from "./gossip-codec.js";
 export { MembershipKind, type MembershipMessage };
 
 type Body = Record<string, unknown>;
+
+/** Decoded status messages kept by their bytes (per process; see the module comment). */
+export const STATUS_DECODE_CACHE_ENTRIES = 64;
+
+type StatusMessage = Extract<MembershipMessage, { kind: typeof MembershipKind.GossipStatus }>;
+
+/** The last encoding of each status version array (sendStatus shares one array per version). */
+const statusPayloads = new WeakMap<
+  readonly (readonly [string, number])[],
+  {
+    readonly serializer: unknown;
+    readonly digest: number;
+    readonly seen: readonly number[] | undefined;
+    readonly bytes: Uint8Array;
+  }
+>();
+
+/** Recently decoded statuses by murmur3 of their bytes, oldest out first. */
+const decodedStatuses = new Map<
+  number,
+  { readonly bytes: Uint8Array; readonly message: StatusMessage }
+>();
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function encodeStatus(registry: SerializerRegistry, m: StatusMessage): Uint8Array {
+  const serializer = registry.defaultSerializer;
+  const hit = statusPayloads.get(m.version);
+  if (
+    hit !== undefined &&
+    hit.serializer === serializer &&
+    hit.digest === m.seenDigest &&
+    hit.seen === m.seen
+  )
+    return hit.bytes;
+  const bytes = encodePlain(
+    registry,
+    m.seen === undefined
+      ? { v: m.version, d: m.seenDigest }
+      : { v: m.version, d: m.seenDigest, s: m.seen },
+  );
+  statusPayloads.set(m.version, { serializer, digest: m.seenDigest, seen: m.seen, bytes });
+  return bytes;
+}
+
+function decodeStatus(
+  registry: SerializerRegistry,
+  bytes: Uint8Array,
+): MembershipMessage | undefined {
+  const h = murmur3_32(bytes);
+  const hit = decodedStatuses.get(h);
+  if (hit !== undefined && sameBytes(hit.bytes, bytes)) return hit.message;
+  const b = decodePlainRecord(registry, bytes);
+  if (b === undefined) return undefined;
+  let m: MembershipMessage | undefined;
+  try {
+    m = decodeBody(MembershipKind.GossipStatus, b);
+  } catch {
+    return undefined;
+  }
+  if (m === undefined || m.kind !== MembershipKind.GossipStatus) return undefined;
+  const frozen: StatusMessage = Object.freeze({
+    ...m,
+    version: Object.freeze(m.version.map((e) => Object.freeze(e))),
+    ...(m.seen === undefined ? {} : { seen: Object.freeze(m.seen.slice()) }),
+  });
+  if (decodedStatuses.size >= STATUS_DECODE_CACHE_ENTRIES) {
+    const oldest = decodedStatuses.keys().next();
+    if (oldest.done !== true) decodedStatuses.delete(oldest.value);
+  }
+  decodedStatuses.set(h, { bytes: bytes.slice(), message: frozen });
+  return frozen;
+}
 
 export function encodeMembershipMessage(
   registry: SerializerRegistry,
@@ -39,11 +124,7 @@ export function encodeMembershipMessage(
       break;
     }
     case MembershipKind.GossipStatus:
-      body =
-        m.seen === undefined
-          ? { v: m.version, d: m.seenDigest }
-          : { v: m.version, d: m.seenDigest, s: m.seen };
-      break;
+      return encodeStatus(registry, m);
     case MembershipKind.Join:
       body = { roles: m.roles, appVersion: m.appVersion };
       break;
@@ -68,6 +149,7 @@ export function decodeMembershipMessage(
   kind: number,
   bytes: Uint8Array,
 ): MembershipMessage | undefined {
+  if (kind === MembershipKind.GossipStatus) return decodeStatus(registry, bytes);
   const b = decodePlainRecord(registry, bytes);
   if (b === undefined) return undefined;
   try {

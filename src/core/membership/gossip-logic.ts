@@ -45,6 +45,7 @@ import {
   seenBitsExceed,
   seenBitsOf,
   seenByNode,
+  sharingPartsOf,
   withSeen,
   withSeenBits,
 } from "./gossip.js";
@@ -206,10 +207,12 @@ export function gossipAfterReceive(
   comparison: GossipComparison,
 ): Gossip {
   switch (comparison) {
+    // unchanged parts become the local ones by identity (sharingPartsOf): the caches of
+    // the machine and the event diff then see that they did not change
     case GossipComparison.Same:
-      return mergeSeen(remote, local);
+      return mergeSeen(sharingPartsOf(remote, local), local);
     case GossipComparison.Newer:
-      return remote;
+      return sharingPartsOf(remote, local);
     case GossipComparison.Older:
       return local;
     case GossipComparison.Concurrent:

@@ -368,6 +368,35 @@ export function withSeenBits(g: Gossip, bits: readonly number[]): Gossip {
   return merged;
 }
 
+/**
+ * `g` with the parts that have exactly the elements of `other`'s (the same objects: the
+ * codec interns decoded members) replaced by `other`'s arrays and table, so readers see
+ * by identity what did not change (a received gossip against the local one). `g` itself
+ * when nothing is shared or everything already is. The invariants hold as they did for
+ * `g`: each part has the same elements as before.
+ */
+export function sharingPartsOf(g: Gossip, other: Gossip): Gossip {
+  const members =
+    g.members !== other.members && sameElements(g.members, other.members)
+      ? other.members
+      : g.members;
+  const tombstones =
+    g.tombstones !== other.tombstones && sameElements(g.tombstones, other.tombstones)
+      ? other.tombstones
+      : g.tombstones;
+  const r = g.overview.reachability;
+  const o = other.overview.reachability;
+  const reachability =
+    r !== o && sameElements(r.records, o.records) && sameElements(r.versions, o.versions) ? o : r;
+  if (members === g.members && tombstones === g.tombstones && reachability === r) return g;
+  return Object.freeze({
+    members,
+    overview: Object.freeze({ seen: g.overview.seen, reachability }),
+    version: g.version,
+    tombstones,
+  });
+}
+
 /** `g` with the union of both seen sets (for two gossips of the same version). */
 export function mergeSeen(g: Gossip, other: Gossip): Gossip {
   if (other.overview.seen.length === 0 || other.overview.seen === g.overview.seen) return g;

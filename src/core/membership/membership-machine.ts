@@ -88,7 +88,7 @@ import {
 } from "./reachability.js";
 import { SeedJoinMachine, type SeedJoinOutput, type SeedJoinTimer } from "./seed-join.js";
 import { parseUniqueAddress, type UniqueAddress, uniqueAddressToString } from "./unique-address.js";
-import { vectorClockOf } from "./vector-clock.js";
+import { type VectorClock, vectorClockOf } from "./vector-clock.js";
 
 /** Configuration of one node's machine (settings already resolved). */
 export interface MembershipMachineConfig {
@@ -202,6 +202,12 @@ export type MembershipOutput =
     };
 
 const key = uniqueAddressToString;
+/**
+ * The clock of a received status version, per frozen version array: a converged cluster
+ * sends the same status bytes again and again, decoded once into one shared message
+ * (cluster/membership/membership-messages.ts). The WeakMap keeps none alive.
+ */
+const statusClocks = new WeakMap<readonly (readonly [string, number])[], VectorClock>();
 /** Heartbeat answers to the last this-many requests feed the failure detector. */
 const HEARTBEAT_RESPONSE_WINDOW = 3;
 /** Bound of the per-member "told it was removed" rate-limit table. */
@@ -1116,16 +1122,19 @@ export class MembershipMachine {
 
   private onStatus(
     from: UniqueAddress,
-    version: [string, number][],
+    version: readonly (readonly [string, number])[],
     seenDigest: number,
     seen: readonly number[] | undefined,
   ): void {
-    let v: ReturnType<typeof vectorClockOf>;
-    try {
-      v = vectorClockOf(version);
-    } catch {
-      return;
-    }
+    let v = statusClocks.get(version);
+    if (v === undefined)
+      try {
+        v = vectorClockOf(version);
+        // a frozen array (a decoded status shared by its bytes) cannot change: keep its clock
+        if (Object.isFrozen(version)) statusClocks.set(version, v);
+      } catch {
+        return;
+      }
     if (hasTombstone(this.ms.latestGossip, from)) {
       this.tellRemovedMember(from);
       return;
@@ -1254,7 +1263,8 @@ export class MembershipMachine {
   /** Our status; with `withSeen` our seen set too (a seen status). */
   private sendStatus(to: UniqueAddress, withSeen = false): void {
     const s = gossipStatusOf(this.ms, withSeen);
-    const version = s.version.entries.map(([k, c]): [string, number] => [k, c]);
+    // the clock's own frozen entries: one array per version, so its encoding is kept
+    const version = s.version.entries;
     this.send(
       to.address,
       s.seen === undefined

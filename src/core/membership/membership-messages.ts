@@ -28,7 +28,7 @@ export type MembershipMessage =
   | { readonly kind: typeof MembershipKind.Gossip; readonly to: string; readonly gossip: Gossip }
   | {
       readonly kind: typeof MembershipKind.GossipStatus;
-      readonly version: [string, number][];
+      readonly version: readonly (readonly [string, number])[];
       readonly seenDigest: number;
       /** A seen status: the sender's seen set over the version's members (gossip.ts seenBitsOf). */
       readonly seen?: readonly number[];

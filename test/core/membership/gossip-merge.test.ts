@@ -15,6 +15,7 @@ import {
   hasMember,
   hasTombstone,
   mergeGossip,
+  sharingPartsOf,
 } from "../../../src/core/membership/gossip.js";
 import {
   type Member,
@@ -283,5 +284,33 @@ describe("merge keeps the parts equal to one side by identity", () => {
     });
     expect(mergeGossip(a, b).members).toBe(b.members);
     expect(mergeGossip(b, a).members).toBe(b.members);
+  });
+});
+
+describe("sharingPartsOf", () => {
+  const [x, y] = POOL as [UniqueAddress, UniqueAddress];
+  const up = (u: UniqueAddress, n: number) =>
+    memberFrom({ uniqueAddress: u, status: "up", roles: [], upNumber: n });
+
+  it("takes the other's arrays and table for parts with the same elements, keeps the rest", () => {
+    const members = [up(x, 1), up(y, 2)];
+    const local = gossipOf({ members, seen: [x], version: vectorClockOf([["l", 1]]) });
+    const remote = gossipOf({
+      members,
+      seen: [y],
+      reachability: markUnreachable(emptyReachability, x, y),
+      version: vectorClockOf([["l", 2]]),
+    });
+    expect(remote.members).not.toBe(local.members);
+    const shared = sharingPartsOf(remote, local);
+    expect(shared.members).toBe(local.members);
+    expect(shared.tombstones).toBe(local.tombstones);
+    expect(shared.overview.reachability).toBe(remote.overview.reachability);
+    expect(shared.overview.seen).toBe(remote.overview.seen);
+    expect(shared.version).toBe(remote.version);
+    expect(sharingPartsOf(shared, local)).toBe(shared);
+    // another member object: nothing to share
+    const changed = gossipOf({ members: [up(x, 1), up(y, 3)] });
+    expect(sharingPartsOf(changed, local).members).toBe(changed.members);
   });
 });

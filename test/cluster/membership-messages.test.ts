@@ -100,3 +100,26 @@ describe("gossip status: encoded once per version, decoded once per bytes", () =
     expect(decodeMembershipMessage(registry, MembershipKind.GossipStatus, bad)).toBeUndefined();
   });
 });
+
+describe("hashed gossip status on the wire", () => {
+  it("round-trips, with an empty `v` that an earlier version reads as an empty version", () => {
+    const m: MembershipMessage = {
+      kind: MembershipKind.GossipStatus,
+      version: [],
+      seenDigest: 5,
+      versionHash: [0xffffffff, 0],
+    };
+    const bytes = encodeMembershipMessage(registry, m);
+    expect(decodeMembershipMessage(registry, MembershipKind.GossipStatus, bytes)).toEqual(m);
+    const body = registry.defaultSerializer.fromBinary(bytes) as Record<string, unknown>;
+    expect(body.v).toEqual([]);
+    expect(body.h).toEqual([0xffffffff, 0]);
+  });
+
+  it("a hash that is not two unsigned 32-bit integers: undefined", () => {
+    for (const h of [[1], [1, 2, 3], [-1, 0], [2 ** 32, 0], ["a", 0], 7])
+      expect(
+        decodeMembershipMessage(registry, MembershipKind.GossipStatus, raw({ v: [], d: 1, h })),
+      ).toBeUndefined();
+  });
+});

@@ -6,7 +6,10 @@
  * seen set beside it (`s`, gossip-codec.ts): the content is encoded once whatever the
  * number of targets and seen marks. A gossip status may carry the seen set in the same
  * bitmap form (`s`; a seen status, core/membership/gossip-logic.ts); the receiver checks
- * it against its own members (gossip.ts isSeenBitsOf) before using it.
+ * it against its own members (gossip.ts isSeenBitsOf) before using it. A hashed status
+ * carries the version as its 64-bit hash (`h`, two unsigned 32-bit integers) and an empty
+ * `v`: a member of an earlier version, which ignores `h`, reads an empty version, older
+ * than its own, and answers with its full gossip (more bytes, same outcome).
  * The message types live in core/membership/membership-messages.ts (the machine speaks them).
  *
  * A gossip status carries the whole version (one entry per node that ever changed the
@@ -59,6 +62,14 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 function encodeStatus(registry: SerializerRegistry, m: StatusMessage): Uint8Array {
+  // hashed: a few bytes, and `version` (empty) is no key to remember it by
+  if (m.versionHash !== undefined)
+    return encodePlain(
+      registry,
+      m.seen === undefined
+        ? { v: [], d: m.seenDigest, h: m.versionHash }
+        : { v: [], d: m.seenDigest, s: m.seen, h: m.versionHash },
+    );
   const serializer = registry.defaultSerializer;
   const hit = statusPayloads.get(m.version);
   if (
@@ -98,6 +109,11 @@ function decodeStatus(
     ...m,
     version: Object.freeze(m.version.map((e) => Object.freeze(e))),
     ...(m.seen === undefined ? {} : { seen: Object.freeze(m.seen.slice()) }),
+    ...(m.versionHash === undefined
+      ? {}
+      : {
+          versionHash: Object.freeze(m.versionHash.slice()) as unknown as readonly [number, number],
+        }),
   });
   if (decodedStatuses.size >= STATUS_DECODE_CACHE_ENTRIES) {
     const oldest = decodedStatuses.keys().next();
@@ -159,6 +175,15 @@ export function decodeMembershipMessage(
   }
 }
 
+/** Two unsigned 32-bit integers (gossip-logic.ts versionHashOf). */
+function isVersionHash(h: unknown): boolean {
+  return (
+    Array.isArray(h) &&
+    h.length === 2 &&
+    h.every((x) => Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) <= 0xffffffff)
+  );
+}
+
 function decodeBody(kind: number, b: Body): MembershipMessage | undefined {
   switch (kind) {
     case MembershipKind.Gossip:
@@ -173,10 +198,15 @@ function decodeBody(kind: number, b: Body): MembershipMessage | undefined {
           (e) => Array.isArray(e) && typeof e[0] === "string" && Number.isSafeInteger(e[1]),
         ) &&
         typeof b.d === "number" &&
-        (b.s === undefined || (Array.isArray(b.s) && b.s.every((e) => Number.isSafeInteger(e))))
-        ? b.s === undefined
-          ? { kind, version: b.v as [string, number][], seenDigest: b.d }
-          : { kind, version: b.v as [string, number][], seenDigest: b.d, seen: b.s as number[] }
+        (b.s === undefined || (Array.isArray(b.s) && b.s.every((e) => Number.isSafeInteger(e)))) &&
+        (b.h === undefined || isVersionHash(b.h))
+        ? {
+            kind,
+            version: b.v as [string, number][],
+            seenDigest: b.d,
+            ...(b.s === undefined ? {} : { seen: b.s as number[] }),
+            ...(b.h === undefined ? {} : { versionHash: b.h as [number, number] }),
+          }
         : undefined;
     case MembershipKind.Join:
       return Array.isArray(b.roles) &&

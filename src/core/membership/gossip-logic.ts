@@ -29,6 +29,15 @@
  *   the version with a seen status: a member that already has the version merges it; one
  *   that lacks it answers with its older status, and the full gossip follows.
  *
+ * - Hashed status (shardkit; docs/cluster-scale.md, "1 000 members"): the version of a
+ *   cluster grows by one entry per member that ever changed the state (after a failure
+ *   wave, every observer that marked a member unreachable: most members), and the status
+ *   carries it in full. A periodic digest-only status to a member that has seen our
+ *   version (the usual steady-state round) carries the version's 64-bit hash instead
+ *   (`versionHashOf`). A receiver holding a version of that hash handles it as a status
+ *   of its own version; any other receiver answers with its full status, and the
+ *   exchange goes on as for a full one (one message more). Replies are never hashed.
+ *
  * Randomness is an input (`RandomSource`), time is an input (`nowMs`); nothing here
  * sends anything: the results say what the driver must send.
  */
@@ -339,7 +348,10 @@ export function receiveGossip(
 /** The push-pull digest: the version and a digest of the seen set. */
 export interface GossipStatus {
   readonly from: UniqueAddress;
+  /** The sender's version (meaningless when `versionHash` is set). */
   readonly version: VectorClock;
+  /** A hashed status: the sender's version as versionHashOf, instead of `version`. */
+  readonly versionHash?: readonly [number, number];
   /** murmur3 of the sorted seen set (see seenDigestOf). */
   readonly seenDigest: number;
   /**
@@ -347,6 +359,26 @@ export interface GossipStatus {
    * sender wants to share it (a seen status); absent in a digest-only status.
    */
   readonly seen?: readonly number[];
+}
+
+/** versionHashOf per clock (immutable; the WeakMap keeps none alive). */
+const versionHashMemo = new WeakMap<VectorClock, readonly [number, number]>();
+/** The second seed of versionHashOf (any constant other than the first, 0). */
+const VERSION_HASH_SEED_2 = 0x9747b28c;
+
+/**
+ * A 64-bit hash of a version (two murmur3 hashes, unsigned 32-bit, with different seeds,
+ * of its canonical text): equal versions hash equal on every node, and two different
+ * versions of one cluster collide with a probability of about 2^-64.
+ */
+export function versionHashOf(v: VectorClock): readonly [number, number] {
+  let h = versionHashMemo.get(v);
+  if (h === undefined) {
+    const text = v.entries.map(([k, c]) => `${k}\u0000${c}`).join("\n");
+    h = Object.freeze([murmur3OfString(text), murmur3OfString(text, VERSION_HASH_SEED_2)] as const);
+    versionHashMemo.set(v, h);
+  }
+  return h;
 }
 
 /** seenDigestOf per gossip (immutable; the WeakMap keeps none alive). */
@@ -366,10 +398,15 @@ export function seenDigestOf(g: Gossip): number {
  * The status the self node sends: the digest, and with `withSeen` the seen set itself
  * (a seen status, see the module comment).
  */
-export function gossipStatusOf(state: MembershipState, withSeen = false): GossipStatus {
+export function gossipStatusOf(
+  state: MembershipState,
+  withSeen = false,
+  hashed = false,
+): GossipStatus {
   const g = state.latestGossip;
   const status = { from: state.selfUniqueAddress, version: g.version, seenDigest: seenDigestOf(g) };
-  return withSeen ? { ...status, seen: seenBitsOf(g) } : status;
+  const h = hashed ? { ...status, versionHash: versionHashOf(g.version) } : status;
+  return withSeen ? { ...h, seen: seenBitsOf(g) } : h;
 }
 
 /** What to answer to a received status digest. */
@@ -377,7 +414,10 @@ export type GossipStatusReply =
   | { readonly type: "ignored"; readonly reason: "unknown-sender" | "sender-unreachable" }
   /** Ours is newer, concurrent, or only the seen sets differ: send the full gossip. */
   | { readonly type: "send-gossip"; readonly to: UniqueAddress }
-  /** Theirs is newer: request it by sending our own status back. */
+  /**
+   * Theirs is newer (request it by sending our own status back), or a hashed status of
+   * another version (our full status lets the sender compare).
+   */
   | { readonly type: "send-status"; readonly to: UniqueAddress }
   /**
    * Same version, our seen set has marks theirs lacks: send a seen status. `state` is
@@ -403,6 +443,12 @@ export function receiveGossipStatus(
   if (!hasMember(local, status.from)) return { type: "ignored", reason: "unknown-sender" };
   if (!isReachableBy(local.overview.reachability, state.selfUniqueAddress, status.from))
     return { type: "ignored", reason: "sender-unreachable" };
+  if (status.versionHash !== undefined) {
+    const ours = versionHashOf(local.version);
+    return status.versionHash[0] === ours[0] && status.versionHash[1] === ours[1]
+      ? receiveSameVersionStatus(state, status)
+      : { type: "send-status", to: status.from };
+  }
   switch (compareClocks(status.version, local.version)) {
     case ClockOrdering.Same:
       return receiveSameVersionStatus(state, status);

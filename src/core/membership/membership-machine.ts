@@ -88,7 +88,7 @@ import {
 } from "./reachability.js";
 import { SeedJoinMachine, type SeedJoinOutput, type SeedJoinTimer } from "./seed-join.js";
 import { parseUniqueAddress, type UniqueAddress, uniqueAddressToString } from "./unique-address.js";
-import { type VectorClock, vectorClockOf } from "./vector-clock.js";
+import { emptyVectorClock, type VectorClock, vectorClockOf } from "./vector-clock.js";
 
 /** Configuration of one node's machine (settings already resolved). */
 export interface MembershipMachineConfig {
@@ -208,6 +208,8 @@ const key = uniqueAddressToString;
  * (cluster/membership/membership-messages.ts). The WeakMap keeps none alive.
  */
 const statusClocks = new WeakMap<readonly (readonly [string, number])[], VectorClock>();
+/** The (empty) version of a hashed status on the wire. */
+const NO_CLOCK_ENTRIES: readonly (readonly [string, number])[] = Object.freeze([]);
 /** Heartbeat answers to the last this-many requests feed the failure detector. */
 const HEARTBEAT_RESPONSE_WINDOW = 3;
 /** Bound of the per-member "told it was removed" rate-limit table. */
@@ -684,8 +686,10 @@ export class MembershipMachine {
       if (target === undefined) return;
       // A target that has not seen this version usually holds it already (the broadcast
       // after each change reaches every member): it gets our seen set, and asks for the
-      // full gossip by its older status only if it lacks the version.
-      this.sendStatus(target.node, target.send === "gossip");
+      // full gossip by its older status only if it lacks the version. A target that has
+      // seen it gets the hashed digest (the version can have an entry per member).
+      if (target.send === "gossip") this.sendStatus(target.node, true);
+      else this.sendStatus(target.node, false, true);
     }
   }
 
@@ -1041,7 +1045,7 @@ export class MembershipMachine {
         this.onGossip(from, m.to, m.gossip);
         return;
       case MembershipKind.GossipStatus:
-        this.onStatus(from, m.version, m.seenDigest, m.seen);
+        this.onStatus(from, m.version, m.seenDigest, m.seen, m.versionHash);
         return;
       case MembershipKind.Join:
         this.onJoinRequest(from, m.roles, m.appVersion);
@@ -1125,8 +1129,10 @@ export class MembershipMachine {
     version: readonly (readonly [string, number])[],
     seenDigest: number,
     seen: readonly number[] | undefined,
+    versionHash: readonly [number, number] | undefined,
   ): void {
     let v = statusClocks.get(version);
+    if (v === undefined && versionHash !== undefined) v = emptyVectorClock; // not read
     if (v === undefined)
       try {
         v = vectorClockOf(version);
@@ -1139,10 +1145,13 @@ export class MembershipMachine {
       this.tellRemovedMember(from);
       return;
     }
-    const status =
-      seen === undefined
-        ? { from, version: v, seenDigest }
-        : { from, version: v, seenDigest, seen };
+    const status = {
+      from,
+      version: v,
+      seenDigest,
+      ...(seen === undefined ? {} : { seen }),
+      ...(versionHash === undefined ? {} : { versionHash }),
+    };
     const reply = receiveGossipStatus(this.ms, status);
     if ((reply.type === "none" || reply.type === "send-seen") && reply.state !== undefined)
       this.setState(reply.state, []);
@@ -1260,17 +1269,21 @@ export class MembershipMachine {
     });
   }
 
-  /** Our status; with `withSeen` our seen set too (a seen status). */
-  private sendStatus(to: UniqueAddress, withSeen = false): void {
-    const s = gossipStatusOf(this.ms, withSeen);
+  /**
+   * Our status; with `withSeen` our seen set too (a seen status); `hashed`: the version
+   * as its hash (a target that has seen it; gossip-logic.ts, "Hashed status").
+   */
+  private sendStatus(to: UniqueAddress, withSeen = false, hashed = false): void {
+    const s = gossipStatusOf(this.ms, withSeen, hashed);
     // the clock's own frozen entries: one array per version, so its encoding is kept
-    const version = s.version.entries;
-    this.send(
-      to.address,
-      s.seen === undefined
-        ? { kind: MembershipKind.GossipStatus, version, seenDigest: s.seenDigest }
-        : { kind: MembershipKind.GossipStatus, version, seenDigest: s.seenDigest, seen: s.seen },
-    );
+    const version = s.versionHash === undefined ? s.version.entries : NO_CLOCK_ENTRIES;
+    this.send(to.address, {
+      kind: MembershipKind.GossipStatus,
+      version,
+      seenDigest: s.seenDigest,
+      ...(s.seen === undefined ? {} : { seen: s.seen }),
+      ...(s.versionHash === undefined ? {} : { versionHash: s.versionHash }),
+    });
   }
 
   private send(to: Address, message: MembershipMessage, urgent = false): void {

@@ -32,6 +32,11 @@ export type MembershipMessage =
       readonly seenDigest: number;
       /** A seen status: the sender's seen set over the version's members (gossip.ts seenBitsOf). */
       readonly seen?: readonly number[];
+      /**
+       * A hashed status (gossip-logic.ts versionHashOf): the version as its 64-bit hash, sent
+       * to a member that has seen it; `version` is then empty and means nothing.
+       */
+      readonly versionHash?: readonly [number, number];
     }
   | {
       readonly kind: typeof MembershipKind.Join;

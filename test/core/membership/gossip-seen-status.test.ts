@@ -18,10 +18,12 @@ import {
   gossipStatusOf,
   receiveGossip,
   receiveGossipStatus,
+  versionHashOf,
 } from "../../../src/core/membership/gossip-logic.js";
 import { memberFrom } from "../../../src/core/membership/member.js";
 import { membershipStateOf } from "../../../src/core/membership/membership-state.js";
 import { nodeOf, type UniqueAddress } from "../../../src/core/membership/unique-address.js";
+import { vectorClockOf } from "../../../src/core/membership/vector-clock.js";
 
 const n = (host: string) => nodeOf("shardkit", "sys", host, 2552, 1);
 const hosts = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
@@ -100,5 +102,48 @@ describe("seen status", () => {
     expect(r.type).toBe("accepted");
     if (r.type !== "accepted") return;
     expect([r.comparison, r.replyTo, r.replyWith]).toEqual(["newer", b, "seen"]);
+  });
+});
+
+describe("hashed status", () => {
+  it("the hash depends on the version only, and differs between versions", () => {
+    const h = versionHashOf(base.version);
+    expect(versionHashOf(vectorClockOf([...base.version.entries]))).toEqual(h);
+    expect(versionHashOf(incrementVersion(base, "y").version)).not.toEqual(h);
+    expect(versionHashOf(incrementVersion(base, "x").version)).not.toEqual(h);
+    for (const x of h) expect(x >>> 0).toBe(x);
+  });
+
+  it("a receiver of the same version handles it as a status of its own version", () => {
+    const hashed = gossipStatusOf(state(b, [a, b]), false, true);
+    expect(hashed.versionHash).toEqual(versionHashOf(base.version));
+    expect(receiveGossipStatus(state(a, [a, b]), hashed)).toEqual({ type: "none" });
+    // the seen digests differ: our seen set goes back, as for a full digest
+    expect(receiveGossipStatus(state(a, [a]), hashed)).toEqual({
+      type: "send-seen",
+      to: b,
+      state: undefined,
+    });
+  });
+
+  it("a receiver of another version, older or newer, answers with its full status", () => {
+    const newer = membershipStateOf({
+      latestGossip: withSeen(incrementVersion(base, "y"), b),
+      selfUniqueAddress: b,
+    });
+    const fromNewer = gossipStatusOf(newer, false, true);
+    expect(receiveGossipStatus(state(a, [a]), fromNewer)).toEqual({ type: "send-status", to: b });
+    const fromOlder = gossipStatusOf(state(b, [b]), false, true);
+    const ahead = membershipStateOf({ latestGossip: newer.latestGossip, selfUniqueAddress: a });
+    expect(receiveGossipStatus(ahead, fromOlder)).toEqual({ type: "send-status", to: b });
+    // that full status then decides as always: the older side asks, the newer one sends
+    expect(receiveGossipStatus(state(b, [b]), gossipStatusOf(ahead))).toEqual({
+      type: "send-status",
+      to: a,
+    });
+    expect(receiveGossipStatus(ahead, gossipStatusOf(state(b, [b])))).toEqual({
+      type: "send-gossip",
+      to: b,
+    });
   });
 });

@@ -7,8 +7,10 @@
  *   linearly above reduceGossipDifferentViewProbabilityAboveMembers members down to p/10
  *   at three times that size) only members that have not seen the current version are
  *   candidates. A target that has seen the current version gets only the small status
- *   digest, everyone else the full gossip. Never self, never a member that self observes
- *   as unreachable, only members of the self DC.
+ *   digest, everyone else the full gossip. Never self, never a member that a non-down
+ *   observer records as unreachable (membership-state.ts validNodeForGossip; Akka's rule
+ *   since 2.6: before it, a crashed member stayed a candidate for every member until its
+ *   removal), only members of the self DC.
  * - A received gossip is compared with the local one by vector clock: same -> union of
  *   the seen sets; remote newer -> adopt it; remote older -> send ours back; concurrent
  *   -> merge and send the merge back. The result is marked as seen by self, and the

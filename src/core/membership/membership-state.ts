@@ -29,6 +29,7 @@ import {
   isAllReachable,
   isReachable,
   isReachableBy,
+  isUnreachableOrTerminated,
   type Reachability,
   removeNodes,
   removeObservers,
@@ -305,14 +306,22 @@ export function isInSameDc(s: MembershipState, node: UniqueAddress): boolean {
 }
 
 /**
- * True if gossip may be sent to `node`: never to self, never to a node self observes as
- * unreachable (nodes others see as unreachable are still valid targets).
+ * True if gossip may be sent to `node`: never to self, never to a node that a non-down
+ * observer records as unreachable or terminated (for a member of another DC: any non-down
+ * observer), as Akka does since 2.6. Such a node usually does not answer (a crashed
+ * member: until it is removed, every member would keep sending it statuses, and after a
+ * failure wave most gossip rounds went to the dead); a reachable member it is cut off
+ * from still answers its statuses (receiveGossipStatus checks only the receiver's own
+ * observation), so it catches up by pulling.
  */
 export function validNodeForGossip(s: MembershipState, node: UniqueAddress): boolean {
-  return (
-    !uniqueAddressEquals(node, s.selfUniqueAddress) &&
-    isReachableBy(s.latestGossip.overview.reachability, s.selfUniqueAddress, node)
-  );
+  if (uniqueAddressEquals(node, s.selfUniqueAddress)) return false;
+  // pairwise first: what self observes itself (also when self is down and excluded below)
+  if (!isReachableBy(s.latestGossip.overview.reachability, s.selfUniqueAddress, node)) return false;
+  const member = findMember(s.latestGossip, node);
+  if (member === undefined) return false;
+  if (member.dataCenter !== s.selfDc) return isReachableExcludingDownedObservers(s, node);
+  return !isUnreachableOrTerminated(dcReachabilityExcludingDownedObservers(s), node);
 }
 
 /**

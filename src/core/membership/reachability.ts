@@ -256,6 +256,22 @@ export function allUnreachableOrTerminated(r: Reachability): readonly UniqueAddr
   return out;
 }
 
+const unreachableOrTerminatedKeysMemo = new WeakMap<Reachability, ReadonlySet<string>>();
+
+/**
+ * True if some observer says `subject` is unreachable or terminated (the aggregate of
+ * allUnreachableOrTerminated, by a set kept per table: O(1) per question).
+ */
+export function isUnreachableOrTerminated(r: Reachability, subject: UniqueAddress): boolean {
+  if (r.records.length === 0) return false;
+  let keys = unreachableOrTerminatedKeysMemo.get(r);
+  if (keys === undefined) {
+    keys = new Set(allUnreachableOrTerminated(r).map(uniqueAddressToString));
+    unreachableOrTerminatedKeysMemo.set(r, keys);
+  }
+  return keys.has(uniqueAddressToString(subject));
+}
+
 /** Subjects `observer` says are unreachable (not terminated), sorted. */
 export function allUnreachableFrom(r: Reachability, observer: UniqueAddress): UniqueAddress[] {
   return recordsFrom(r, observer)

@@ -77,14 +77,22 @@ describe("membership state", () => {
     expect(roleLeader(s, "none")).toBeUndefined();
   });
 
-  it("never gossips to self or to a node self sees as unreachable", () => {
+  it("never gossips to self or to a member some non-down observer sees as unreachable", () => {
     const r = markUnreachable(markUnreachable(emptyReachability, a, b), c, d);
     const g = gossipOf({
       members: [m(a, "up"), m(b, "up"), m(c, "up"), m(d, "up")],
       reachability: r,
     });
     const s = membershipStateOf({ latestGossip: g, selfUniqueAddress: a });
-    expect([a, b, c, d].map((x) => validNodeForGossip(s, x))).toEqual([false, false, true, true]);
+    // b: self observes it; d: c does (before Akka 2.6's rule, d was still a target)
+    expect([a, b, c, d].map((x) => validNodeForGossip(s, x))).toEqual([false, false, true, false]);
+    // the observation of a down observer does not count
+    const downC = gossipOf({
+      members: [m(a, "up"), m(b, "up"), m(c, "down"), m(d, "up")],
+      reachability: r,
+    });
+    const t = membershipStateOf({ latestGossip: downC, selfUniqueAddress: a });
+    expect([a, b, c, d].map((x) => validNodeForGossip(t, x))).toEqual([false, false, true, true]);
   });
 
   it("blocks convergence on an unreachable up member and on a terminated non-member", () => {

@@ -34,11 +34,14 @@
  * - Hashed status (shardkit; docs/cluster-scale.md, "1 000 members"): the version of a
  *   cluster grows by one entry per member that ever changed the state (after a failure
  *   wave, every observer that marked a member unreachable: most members), and the status
- *   carries it in full. A periodic digest-only status to a member that has seen our
- *   version (the usual steady-state round) carries the version's 64-bit hash instead
- *   (`versionHashOf`). A receiver holding a version of that hash handles it as a status
- *   of its own version; any other receiver answers with its full status, and the
- *   exchange goes on as for a full one (one message more). Replies are never hashed.
+ *   carries it in full. The status of a gossip round (a digest to a member that has seen
+ *   our version, a seen status to one that has not: after a broadcast it usually holds
+ *   the version) carries the version's 64-bit hash instead (`versionHashOf`). A receiver
+ *   holding a version of that hash handles it as a status of its own version; any other
+ *   receiver answers with its full status, and the exchange goes on as for a full one
+ *   (one message more). Replies are never hashed: a member of an earlier version reads
+ *   the empty version of a hashed status as an older one and answers with its full
+ *   gossip, and our reply to that must be one it understands.
  *
  * Randomness is an input (`RandomSource`), time is an input (`nowMs`); nothing here
  * sends anything: the results say what the driver must send.

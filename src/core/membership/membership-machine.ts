@@ -686,10 +686,10 @@ export class MembershipMachine {
       if (target === undefined) return;
       // A target that has not seen this version usually holds it already (the broadcast
       // after each change reaches every member): it gets our seen set, and asks for the
-      // full gossip by its older status only if it lacks the version. A target that has
-      // seen it gets the hashed digest (the version can have an entry per member).
-      if (target.send === "gossip") this.sendStatus(target.node, true);
-      else this.sendStatus(target.node, false, true);
+      // full gossip by its full status only if it holds another version. The version
+      // goes as its hash (it can have an entry per member; gossip-logic.ts, "Hashed
+      // status"); replies, which a member of an earlier version must understand, never.
+      this.sendStatus(target.node, target.send === "gossip", true);
     }
   }
 

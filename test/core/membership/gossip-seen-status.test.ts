@@ -126,6 +126,15 @@ describe("hashed status", () => {
     });
   });
 
+  it("a hashed seen status of the same version is merged like a full one", () => {
+    const status = gossipStatusOf(state(b, [b, c]), true, true);
+    expect(status.seen).toBeDefined();
+    const reply = receiveGossipStatus(state(a, [a]), status);
+    expect(reply.type).toBe("send-seen");
+    if (reply.type !== "send-seen") return;
+    expect(seenBy((reply.state ?? state(a, [a])).latestGossip)).toEqual([a, b, c]);
+  });
+
   it("a receiver of another version, older or newer, answers with its full status", () => {
     const newer = membershipStateOf({
       latestGossip: withSeen(incrementVersion(base, "y"), b),

@@ -21,6 +21,8 @@
  */
 
 import { murmur3_32 } from "../../base/hash.js";
+import { membersHashOf, sameHash } from "../../core/membership/gossip.js";
+import type { Member } from "../../core/membership/member.js";
 import {
   MembershipKind,
   type MembershipMessage,
@@ -45,6 +47,7 @@ const statusPayloads = new WeakMap<
     readonly serializer: unknown;
     readonly digest: number;
     readonly seen: readonly number[] | undefined;
+    readonly membersHash: readonly [number, number] | undefined;
     readonly bytes: Uint8Array;
   }
 >();
@@ -55,6 +58,10 @@ const decodedStatuses = new Map<
   { readonly bytes: Uint8Array; readonly message: StatusMessage }
 >();
 
+function frozenHash(h: readonly [number, number]): readonly [number, number] {
+  return Object.freeze([h[0], h[1]] as const);
+}
+
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -64,29 +71,33 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 function encodeStatus(registry: SerializerRegistry, m: StatusMessage): Uint8Array {
   // hashed: a few bytes, and `version` (empty) is no key to remember it by
   if (m.versionHash !== undefined)
-    return encodePlain(
-      registry,
-      m.seen === undefined
-        ? { v: [], d: m.seenDigest, h: m.versionHash }
-        : { v: [], d: m.seenDigest, s: m.seen, h: m.versionHash },
-    );
+    return encodePlain(registry, statusBody(m, [], { h: m.versionHash }));
   const serializer = registry.defaultSerializer;
   const hit = statusPayloads.get(m.version);
   if (
     hit !== undefined &&
     hit.serializer === serializer &&
     hit.digest === m.seenDigest &&
-    hit.seen === m.seen
+    hit.seen === m.seen &&
+    hit.membersHash === m.membersHash
   )
     return hit.bytes;
-  const bytes = encodePlain(
-    registry,
-    m.seen === undefined
-      ? { v: m.version, d: m.seenDigest }
-      : { v: m.version, d: m.seenDigest, s: m.seen },
-  );
-  statusPayloads.set(m.version, { serializer, digest: m.seenDigest, seen: m.seen, bytes });
+  const bytes = encodePlain(registry, statusBody(m, m.version, {}));
+  statusPayloads.set(m.version, {
+    serializer,
+    digest: m.seenDigest,
+    seen: m.seen,
+    membersHash: m.membersHash,
+    bytes,
+  });
   return bytes;
+}
+
+function statusBody(m: StatusMessage, v: readonly unknown[], extra: Body): Body {
+  const body: Body = { v, d: m.seenDigest, ...extra };
+  if (m.seen !== undefined) body.s = m.seen;
+  if (m.membersHash !== undefined) body.mh = m.membersHash;
+  return body;
 }
 
 function decodeStatus(
@@ -98,22 +109,19 @@ function decodeStatus(
   if (hit !== undefined && sameBytes(hit.bytes, bytes)) return hit.message;
   const b = decodePlainRecord(registry, bytes);
   if (b === undefined) return undefined;
-  let m: MembershipMessage | undefined;
+  let m: MembershipMessage | typeof STALE | undefined;
   try {
     m = decodeBody(MembershipKind.GossipStatus, b);
   } catch {
     return undefined;
   }
-  if (m === undefined || m.kind !== MembershipKind.GossipStatus) return undefined;
+  if (m === undefined || m === STALE || m.kind !== MembershipKind.GossipStatus) return undefined;
   const frozen: StatusMessage = Object.freeze({
     ...m,
     version: Object.freeze(m.version.map((e) => Object.freeze(e))),
     ...(m.seen === undefined ? {} : { seen: Object.freeze(m.seen.slice()) }),
-    ...(m.versionHash === undefined
-      ? {}
-      : {
-          versionHash: Object.freeze(m.versionHash.slice()) as unknown as readonly [number, number],
-        }),
+    ...(m.versionHash === undefined ? {} : { versionHash: frozenHash(m.versionHash) }),
+    ...(m.membersHash === undefined ? {} : { membersHash: frozenHash(m.membersHash) }),
   });
   if (decodedStatuses.size >= STATUS_DECODE_CACHE_ENTRIES) {
     const oldest = decodedStatuses.keys().next();
@@ -130,8 +138,11 @@ export function encodeMembershipMessage(
   let body: Body;
   switch (m.kind) {
     case MembershipKind.Gossip: {
-      const g = encodeGossip(m.gossip);
+      const compact = m.compact === true && m.membersHash !== undefined;
+      const g = encodeGossip(m.gossip, compact);
       body = { to: m.to, gb: g.content, s: g.seen };
+      if (m.membersHash !== undefined) body.mh = m.membersHash;
+      if (compact) body.c = 1;
       break;
     }
     case MembershipKind.Welcome: {
@@ -160,16 +171,28 @@ export function encodeMembershipMessage(
   return encodePlain(registry, body);
 }
 
+/**
+ * A compact gossip made against a member list the receiver does not hold (any more): not
+ * bad input, the member list changed in between; the next gossip round repeats the
+ * exchange (core/membership/gossip-logic.ts, "Compact gossip").
+ */
+export const STALE = "stale-compact-gossip" as const;
+
+/**
+ * The message of `bytes`, undefined when malformed, or STALE. `localMembers`: the
+ * receiver's member list, which a compact gossip is decoded with.
+ */
 export function decodeMembershipMessage(
   registry: SerializerRegistry,
   kind: number,
   bytes: Uint8Array,
-): MembershipMessage | undefined {
+  localMembers?: readonly Member[],
+): MembershipMessage | typeof STALE | undefined {
   if (kind === MembershipKind.GossipStatus) return decodeStatus(registry, bytes);
   const b = decodePlainRecord(registry, bytes);
   if (b === undefined) return undefined;
   try {
-    return decodeBody(kind, b);
+    return decodeBody(kind, b, localMembers);
   } catch {
     return undefined;
   }
@@ -184,12 +207,39 @@ function isVersionHash(h: unknown): boolean {
   );
 }
 
-function decodeBody(kind: number, b: Body): MembershipMessage | undefined {
+function decodeBody(
+  kind: number,
+  b: Body,
+  localMembers?: readonly Member[],
+): MembershipMessage | typeof STALE | undefined {
   switch (kind) {
-    case MembershipKind.Gossip:
-      return typeof b.to === "string" && b.gb instanceof Uint8Array
-        ? { kind, to: b.to, gossip: decodeGossip(b.gb, b.s) }
-        : undefined;
+    case MembershipKind.Gossip: {
+      if (typeof b.to !== "string" || !(b.gb instanceof Uint8Array)) return undefined;
+      if (b.mh !== undefined && !isVersionHash(b.mh)) return undefined;
+      const membersHash = b.mh as readonly [number, number] | undefined;
+      if (b.c === undefined)
+        return {
+          kind,
+          to: b.to,
+          gossip: decodeGossip(b.gb, b.s),
+          ...(membersHash === undefined ? {} : { membersHash }),
+        };
+      // compact: decoded with our member list, if it is the one the sender meant
+      if (
+        b.c !== 1 ||
+        membersHash === undefined ||
+        localMembers === undefined ||
+        !sameHash(membersHash, membersHashOf(localMembers))
+      )
+        return STALE;
+      return {
+        kind,
+        to: b.to,
+        gossip: decodeGossip(b.gb, b.s, localMembers),
+        membersHash,
+        compact: true,
+      };
+    }
     case MembershipKind.Welcome:
       return b.gb instanceof Uint8Array ? { kind, gossip: decodeGossip(b.gb, b.s) } : undefined;
     case MembershipKind.GossipStatus:
@@ -199,13 +249,15 @@ function decodeBody(kind: number, b: Body): MembershipMessage | undefined {
         ) &&
         typeof b.d === "number" &&
         (b.s === undefined || (Array.isArray(b.s) && b.s.every((e) => Number.isSafeInteger(e)))) &&
-        (b.h === undefined || isVersionHash(b.h))
+        (b.h === undefined || isVersionHash(b.h)) &&
+        (b.mh === undefined || isVersionHash(b.mh))
         ? {
             kind,
             version: b.v as [string, number][],
             seenDigest: b.d,
             ...(b.s === undefined ? {} : { seen: b.s as number[] }),
             ...(b.h === undefined ? {} : { versionHash: b.h as [number, number] }),
+            ...(b.mh === undefined ? {} : { membersHash: b.mh as [number, number] }),
           }
         : undefined;
     case MembershipKind.Join:

@@ -43,6 +43,16 @@
  *   the empty version of a hashed status as an older one and answers with its full
  *   gossip, and our reply to that must be one it understands.
  *
+ * - Compact gossip (shardkit): the full gossip is mostly its member list (about 50 bytes
+ *   per member), and when a member's observations of a crash spread, most exchanges are
+ *   between members holding the same member list and concurrent versions that differ only
+ *   in reachability rows. A status and a gossip carry the sender's hash of its member list
+ *   (`membersHashOf`); the full gossip that answers one whose hash equals ours goes
+ *   without the member list (`compact`), and the receiver decodes it with its own (the
+ *   codec checks the hash; a member list changed in between drops it, and the next round
+ *   repeats the exchange). A member of an earlier version sends no hash, so it always
+ *   gets the whole gossip.
+ *
  * Randomness is an input (`RandomSource`), time is an input (`nowMs`); nothing here
  * sends anything: the results say what the driver must send.
  */
@@ -54,8 +64,10 @@ import {
   hasMember,
   hasTombstone,
   isSeenBitsOf,
+  membersHashOf,
   mergeGossip,
   mergeSeen,
+  sameHash,
   seenBitsExceed,
   seenBitsOf,
   seenByNode,
@@ -245,6 +257,8 @@ export interface GossipEnvelope {
    * receiver's queue; clocks of different nodes are never compared.
    */
   readonly sentAtMs: number;
+  /** The sender's hash of the gossip's member list, when it sent one (compact replies). */
+  readonly membersHash?: readonly [number, number];
 }
 
 /** Why a received gossip was ignored. */
@@ -290,6 +304,11 @@ export type ReceiveGossipResult =
        * "gossip" (the full gossip).
        */
       readonly replyWith: "gossip" | "seen";
+      /**
+       * A "gossip" reply may go without the member list: the sender's hash of its member
+       * list equals ours (see "Compact gossip").
+       */
+      readonly replyCompact: boolean;
       readonly events: readonly ClusterEvent[];
     };
 
@@ -346,6 +365,9 @@ export function receiveGossip(
       comparison === GossipComparison.Same || comparison === GossipComparison.Newer
         ? "seen"
         : "gossip",
+    replyCompact:
+      envelope.membersHash !== undefined &&
+      sameHash(envelope.membersHash, membersHashOf(latest.members)),
     events: diffClusterEvents(state, next),
   };
 }
@@ -357,6 +379,8 @@ export interface GossipStatus {
   readonly version: VectorClock;
   /** A hashed status: the sender's version as versionHashOf, instead of `version`. */
   readonly versionHash?: readonly [number, number];
+  /** The sender's membersHashOf, when it sent one (see "Compact gossip"). */
+  readonly membersHash?: readonly [number, number];
   /** murmur3 of the sorted seen set (see seenDigestOf). */
   readonly seenDigest: number;
   /**
@@ -417,8 +441,11 @@ export function gossipStatusOf(
 /** What to answer to a received status digest. */
 export type GossipStatusReply =
   | { readonly type: "ignored"; readonly reason: "unknown-sender" | "sender-unreachable" }
-  /** Ours is newer, concurrent, or only the seen sets differ: send the full gossip. */
-  | { readonly type: "send-gossip"; readonly to: UniqueAddress }
+  /**
+   * Ours is newer or concurrent: send the full gossip; `compact`: without the member
+   * list (the sender's member list hashes like ours).
+   */
+  | { readonly type: "send-gossip"; readonly to: UniqueAddress; readonly compact: boolean }
   /**
    * Theirs is newer (request it by sending our own status back), or a hashed status of
    * another version (our full status lets the sender compare).
@@ -461,7 +488,13 @@ export function receiveGossipStatus(
       return { type: "send-status", to: status.from };
     case ClockOrdering.Before:
     case ClockOrdering.Concurrent:
-      return { type: "send-gossip", to: status.from };
+      return {
+        type: "send-gossip",
+        to: status.from,
+        compact:
+          status.membersHash !== undefined &&
+          sameHash(status.membersHash, membersHashOf(local.members)),
+      };
   }
 }
 

@@ -16,6 +16,7 @@
  * Clock entries of a node use `clockKeyOf(node)`, its canonical string form.
  */
 import { assert, fail } from "../../base/assert.js";
+import { murmur3OfString } from "../../base/hash.js";
 import { type Member, withStatus } from "./member.js";
 import { compareMembers, highestPriorityOf } from "./member-ordering.js";
 import { canTransition, IllegalMemberTransitionError } from "./member-transitions.js";
@@ -395,6 +396,41 @@ export function sharingPartsOf(g: Gossip, other: Gossip): Gossip {
     version: g.version,
     tombstones,
   });
+}
+
+/** membersHashOf per member list (immutable; the WeakMap keeps none alive). */
+const membersHashMemo = new WeakMap<readonly Member[], readonly [number, number]>();
+/** The second seed of membersHashOf (any constant other than the first, 0). */
+const MEMBERS_HASH_SEED_2 = 0x5bd1e995;
+
+/**
+ * A 64-bit hash of a member list (two murmur3 hashes, unsigned 32-bit, of its canonical
+ * JSON: node, status, roles, app version, data center, up number of every member in
+ * member order): equal lists hash equal on every node. A compact gossip names the member
+ * list its receiver must hold by this hash (gossip-logic.ts, "Compact gossip").
+ */
+export function membersHashOf(members: readonly Member[]): readonly [number, number] {
+  let h = membersHashMemo.get(members);
+  if (h === undefined) {
+    const text = JSON.stringify(
+      members.map((m) => [
+        key(m.uniqueAddress),
+        m.status,
+        m.roles,
+        m.appVersion,
+        m.dataCenter,
+        m.upNumber,
+      ]),
+    );
+    h = Object.freeze([murmur3OfString(text), murmur3OfString(text, MEMBERS_HASH_SEED_2)] as const);
+    membersHashMemo.set(members, h);
+  }
+  return h;
+}
+
+/** True if two 64-bit hashes (membersHashOf, versionHashOf) are equal. */
+export function sameHash(a: readonly [number, number], b: readonly [number, number]): boolean {
+  return a[0] === b[0] && a[1] === b[1];
 }
 
 /** `g` with the union of both seen sets (for two gossips of the same version). */

@@ -47,6 +47,7 @@ import {
   type Gossip,
   hasTombstone,
   markAsDown,
+  membersHashOf,
   pruneTombstones,
   seenByNode,
   updateMembers,
@@ -1042,10 +1043,10 @@ export class MembershipMachine {
   private onMessage(from: UniqueAddress, m: MembershipMessage): void {
     switch (m.kind) {
       case MembershipKind.Gossip:
-        this.onGossip(from, m.to, m.gossip);
+        this.onGossip(from, m.to, m.gossip, m.membersHash);
         return;
       case MembershipKind.GossipStatus:
-        this.onStatus(from, m.version, m.seenDigest, m.seen, m.versionHash);
+        this.onStatus(from, m.version, m.seenDigest, m.seen, m.versionHash, m.membersHash);
         return;
       case MembershipKind.Join:
         this.onJoinRequest(from, m.roles, m.appVersion);
@@ -1094,7 +1095,12 @@ export class MembershipMachine {
     }
   }
 
-  private onGossip(from: UniqueAddress, to: string, gossip: Gossip): void {
+  private onGossip(
+    from: UniqueAddress,
+    to: string,
+    gossip: Gossip,
+    membersHash: readonly [number, number] | undefined,
+  ): void {
     let toNode: UniqueAddress;
     try {
       toNode = parseUniqueAddress(to);
@@ -1103,7 +1109,13 @@ export class MembershipMachine {
     }
     const r = receiveGossip(
       this.ms,
-      { from, to: toNode, gossip, sentAtMs: this.nowMs },
+      {
+        from,
+        to: toNode,
+        gossip,
+        sentAtMs: this.nowMs,
+        ...(membersHash === undefined ? {} : { membersHash }),
+      },
       this.nowMs,
       {
         gossipTimeToLiveMs: this.settings.gossipTimeToLiveMs,
@@ -1121,7 +1133,7 @@ export class MembershipMachine {
     this.setState(r.state, r.events);
     if (r.replyTo === undefined) return;
     if (r.replyWith === "seen") this.sendStatus(r.replyTo, true);
-    else this.sendGossip(r.replyTo);
+    else this.sendGossip(r.replyTo, r.replyCompact);
   }
 
   private onStatus(
@@ -1130,6 +1142,7 @@ export class MembershipMachine {
     seenDigest: number,
     seen: readonly number[] | undefined,
     versionHash: readonly [number, number] | undefined,
+    membersHash: readonly [number, number] | undefined,
   ): void {
     let v = statusClocks.get(version);
     if (v === undefined && versionHash !== undefined) v = emptyVectorClock; // not read
@@ -1151,11 +1164,12 @@ export class MembershipMachine {
       seenDigest,
       ...(seen === undefined ? {} : { seen }),
       ...(versionHash === undefined ? {} : { versionHash }),
+      ...(membersHash === undefined ? {} : { membersHash }),
     };
     const reply = receiveGossipStatus(this.ms, status);
     if ((reply.type === "none" || reply.type === "send-seen") && reply.state !== undefined)
       this.setState(reply.state, []);
-    if (reply.type === "send-gossip") this.sendGossip(reply.to);
+    if (reply.type === "send-gossip") this.sendGossip(reply.to, reply.compact);
     else if (reply.type === "send-status") this.sendStatus(reply.to);
     else if (reply.type === "send-seen") this.sendStatus(reply.to, true);
   }
@@ -1260,12 +1274,16 @@ export class MembershipMachine {
     });
   }
 
-  private sendGossip(to: UniqueAddress): void {
+  /** The full gossip; `compact`: without the member list (the receiver holds it). */
+  private sendGossip(to: UniqueAddress, compact = false): void {
     if (key(to) === key(this.self)) return;
+    const gossip = this.ms.latestGossip;
     this.send(to.address, {
       kind: MembershipKind.Gossip,
       to: key(to),
-      gossip: this.ms.latestGossip,
+      gossip,
+      membersHash: membersHashOf(gossip.members),
+      ...(compact ? { compact } : {}),
     });
   }
 
@@ -1283,6 +1301,7 @@ export class MembershipMachine {
       seenDigest: s.seenDigest,
       ...(s.seen === undefined ? {} : { seen: s.seen }),
       ...(s.versionHash === undefined ? {} : { versionHash: s.versionHash }),
+      membersHash: membersHashOf(this.ms.latestGossip.members),
     });
   }
 

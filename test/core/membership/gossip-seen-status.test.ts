@@ -9,8 +9,10 @@ import {
   gossipOf,
   incrementVersion,
   isSeenBitsOf,
+  membersHashOf,
   seenBitsOf,
   seenBy,
+  withReachability,
   withSeen,
   withSeenBits,
 } from "../../../src/core/membership/gossip.js";
@@ -20,9 +22,14 @@ import {
   receiveGossipStatus,
   versionHashOf,
 } from "../../../src/core/membership/gossip-logic.js";
-import { memberFrom } from "../../../src/core/membership/member.js";
+import { memberFrom, withStatus } from "../../../src/core/membership/member.js";
 import { membershipStateOf } from "../../../src/core/membership/membership-state.js";
-import { nodeOf, type UniqueAddress } from "../../../src/core/membership/unique-address.js";
+import { emptyReachability, markUnreachable } from "../../../src/core/membership/reachability.js";
+import {
+  nodeOf,
+  type UniqueAddress,
+  uniqueAddressToString,
+} from "../../../src/core/membership/unique-address.js";
 import { vectorClockOf } from "../../../src/core/membership/vector-clock.js";
 
 const n = (host: string) => nodeOf("shardkit", "sys", host, 2552, 1);
@@ -153,6 +160,68 @@ describe("hashed status", () => {
     expect(receiveGossipStatus(ahead, gossipStatusOf(state(b, [b])))).toEqual({
       type: "send-gossip",
       to: b,
+      compact: false,
     });
+  });
+});
+
+describe("compact gossip", () => {
+  const withReach = (self: UniqueAddress, observer: UniqueAddress, subject: UniqueAddress) =>
+    membershipStateOf({
+      latestGossip: withSeen(
+        incrementVersion(
+          withReachability(base, markUnreachable(emptyReachability, observer, subject)),
+          uniqueAddressToString(observer),
+        ),
+        self,
+      ),
+      selfUniqueAddress: self,
+    });
+
+  it("the answer to a status whose member list hashes like ours goes without the members", () => {
+    const ours = withReach(a, a, c);
+    const theirs = {
+      ...gossipStatusOf(withReach(b, b, c)),
+      membersHash: membersHashOf(base.members),
+    };
+    expect(receiveGossipStatus(ours, theirs)).toEqual({
+      type: "send-gossip",
+      to: b,
+      compact: true,
+    });
+    // no hash (a member of an earlier version) or another member list: the whole gossip
+    expect(receiveGossipStatus(ours, gossipStatusOf(withReach(b, b, c)))).toEqual({
+      type: "send-gossip",
+      to: b,
+      compact: false,
+    });
+    const other = { ...theirs, membersHash: [1, 2] as const };
+    expect(receiveGossipStatus(ours, other)).toEqual({
+      type: "send-gossip",
+      to: b,
+      compact: false,
+    });
+  });
+
+  it("the merge sent back after a concurrent gossip is compact when the member lists agree", () => {
+    const remote = withReach(b, b, c).latestGossip;
+    const envelope = { from: b, to: a, gossip: remote, sentAtMs: 0 };
+    const r = receiveGossip(
+      withReach(a, a, c),
+      { ...envelope, membersHash: membersHashOf(remote.members) },
+      0,
+      { gossipTimeToLiveMs: 1_000 },
+    );
+    expect(r.type === "accepted" && r.comparison).toBe("concurrent");
+    expect(r.type === "accepted" && r.replyWith === "gossip" && r.replyCompact).toBe(true);
+    const whole = receiveGossip(withReach(a, a, c), envelope, 0, { gossipTimeToLiveMs: 1_000 });
+    expect(whole.type === "accepted" && whole.replyCompact).toBe(false);
+  });
+
+  it("the members hash depends on every member field, not on the array", () => {
+    const h = membersHashOf(base.members);
+    expect(membersHashOf([...base.members])).toEqual(h);
+    const leaving = base.members.map((m, i) => (i === 1 ? withStatus(m, "leaving") : m));
+    expect(membersHashOf(leaving)).not.toEqual(h);
   });
 });

@@ -1300,8 +1300,11 @@ export class MembershipMachine {
       version,
       seenDigest: s.seenDigest,
       ...(s.seen === undefined ? {} : { seen: s.seen }),
-      ...(s.versionHash === undefined ? {} : { versionHash: s.versionHash }),
-      membersHash: membersHashOf(this.ms.latestGossip.members),
+      // the answer to a full status may be a gossip, compact if the member lists agree;
+      // a hashed status is answered by a status at most
+      ...(s.versionHash === undefined
+        ? { membersHash: membersHashOf(this.ms.latestGossip.members) }
+        : { versionHash: s.versionHash }),
     });
   }
 

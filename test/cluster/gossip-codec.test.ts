@@ -185,13 +185,13 @@ describe("compact gossip (without the member list)", () => {
     const whole = encodeGossip(g);
     const compact = encodeGossip(g, true);
     expect(compact.content.length * 4).toBeLessThan(whole.content.length);
-    const decoded = decodeGossip(compact.content, compact.seen, g.members);
+    const decoded = decodeGossip(compact.content, compact.seen, g);
     expectSameGossip(decoded, g);
     // the receiver's members themselves (the same objects)
-    expect(decoded.members.every((m, i) => m === g.members[i])).toBe(true);
+    expect(decoded.members).toBe(g.members);
     // without a member list, or another one: an error, never a wrong gossip
     expect(() => decodeGossip(compact.content, compact.seen)).toThrow(InvalidGossipError);
-    expect(() => decodeGossip(compact.content, compact.seen, g.members.slice(1))).toThrow(
+    expect(() => decodeGossip(compact.content, compact.seen, sample(199))).toThrow(
       InvalidGossipError,
     );
   });
@@ -206,12 +206,12 @@ describe("compact gossip (without the member list)", () => {
       compact: true,
     };
     const bytes = encodeMembershipMessage(registry, m);
-    const got = decodeMembershipMessage(registry, MembershipKind.Gossip, bytes, g.members);
+    const got = decodeMembershipMessage(registry, MembershipKind.Gossip, bytes, g);
     expect(got !== undefined && got !== STALE && got.kind === MembershipKind.Gossip).toBe(true);
     if (got === undefined || got === STALE || got.kind !== MembershipKind.Gossip) return;
     expectSameGossip(got.gossip, g);
     expect(got.compact).toBe(true);
-    const other = sample(31).members;
+    const other = sample(31);
     expect(decodeMembershipMessage(registry, MembershipKind.Gossip, bytes, other)).toBe(STALE);
     expect(decodeMembershipMessage(registry, MembershipKind.Gossip, bytes)).toBe(STALE);
     // a whole gossip carries the hash too (the receiver may answer compactly)

@@ -499,7 +499,7 @@ export class Cluster {
       this.remoting.registry,
       kind,
       payload,
-      this.view.latestGossip.members,
+      this.view.latestGossip,
     );
     // a compact gossip against a member list that changed meanwhile: the next round repeats it
     if (message === STALE) return;

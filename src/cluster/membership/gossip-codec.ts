@@ -26,6 +26,7 @@ import {
   clockKeyOf,
   type Gossip,
   gossipOf,
+  gossipOnMembersOf,
   isSeenBitsOf,
   seenBitsOf,
   type Tombstone,
@@ -241,14 +242,15 @@ export function gossipToCompactWire(g: Gossip): WireGossip & { readonly mc: numb
 }
 
 /**
- * The gossip of a wire form; a compact one (`mc`) takes `localMembers` as its member list
- * (the caller checked that they are the list the sender meant: the members hash).
+ * The gossip of a wire form; a compact one (`mc`) takes the member list of `local` (the
+ * caller checked that it is the list the sender meant: the members hash), shared as is.
  */
-export function gossipFromWire(data: unknown, localMembers?: readonly Member[]): Gossip {
+export function gossipFromWire(data: unknown, local?: Gossip): Gossip {
   try {
     const w = asRecord(data, "gossip");
     const prefix = asString(w.p, "p");
     const compact = w.mc !== undefined;
+    const localMembers = local?.members;
     if (compact && (localMembers === undefined || asInt(w.mc, "mc") !== localMembers.length))
       throw new InvalidGossipError("a compact gossip needs the member list it was made against");
     const extra = asArray(w.n, "n").map((x) => interner.node(prefix + asString(x, "node")));
@@ -297,12 +299,14 @@ export function gossipFromWire(data: unknown, localMembers?: readonly Member[]):
       const [n, at] = asTuple(x, 2, "t");
       return { node: nodeAt(n, "tombstone"), removedAtMs: asNumber(at, "removedAtMs") };
     });
-    return gossipOf({
-      members,
+    const parts = {
       reachability: reachabilityOf(records, versions),
       version: vectorClockOf(clock),
       tombstones,
-    });
+    };
+    return compact && local !== undefined
+      ? gossipOnMembersOf(local, parts)
+      : gossipOf({ members, ...parts });
   } catch (e) {
     if (e instanceof InvalidGossipError) throw e;
     throw new InvalidGossipError(e instanceof Error ? e.message : String(e));
@@ -405,11 +409,8 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * of recent bytes is decoded once (GOSSIP_DECODE_CACHE_ENTRIES); the seen set is applied
  * to it each time.
  */
-export function decodeGossip(
-  content: Uint8Array,
-  seen: unknown,
-  localMembers?: readonly Member[],
-): Gossip {
+export function decodeGossip(content: Uint8Array, seen: unknown, local?: Gossip): Gossip {
+  const localMembers = local?.members;
   const h = murmur3_32(content);
   const hit = decoded.get(h);
   let g: Gossip;
@@ -422,7 +423,7 @@ export function decodeGossip(
     } catch (e) {
       throw new InvalidGossipError(`undecodable content: ${e instanceof Error ? e.message : e}`);
     }
-    g = gossipFromWire(body, localMembers);
+    g = gossipFromWire(body, local);
     decoded.set(h, { bytes: content, gossip: g, members: localMembers });
   }
   const bits = asArray(seen, "seen");

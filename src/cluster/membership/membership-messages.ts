@@ -21,8 +21,7 @@
  */
 
 import { murmur3_32 } from "../../base/hash.js";
-import { membersHashOf, sameHash } from "../../core/membership/gossip.js";
-import type { Member } from "../../core/membership/member.js";
+import { type Gossip, membersHashOf, sameHash } from "../../core/membership/gossip.js";
 import {
   MembershipKind,
   type MembershipMessage,
@@ -179,20 +178,20 @@ export function encodeMembershipMessage(
 export const STALE = "stale-compact-gossip" as const;
 
 /**
- * The message of `bytes`, undefined when malformed, or STALE. `localMembers`: the
- * receiver's member list, which a compact gossip is decoded with.
+ * The message of `bytes`, undefined when malformed, or STALE. `local`: the receiver's
+ * gossip, whose member list a compact gossip is decoded with.
  */
 export function decodeMembershipMessage(
   registry: SerializerRegistry,
   kind: number,
   bytes: Uint8Array,
-  localMembers?: readonly Member[],
+  local?: Gossip,
 ): MembershipMessage | typeof STALE | undefined {
   if (kind === MembershipKind.GossipStatus) return decodeStatus(registry, bytes);
   const b = decodePlainRecord(registry, bytes);
   if (b === undefined) return undefined;
   try {
-    return decodeBody(kind, b, localMembers);
+    return decodeBody(kind, b, local);
   } catch {
     return undefined;
   }
@@ -210,7 +209,7 @@ function isVersionHash(h: unknown): boolean {
 function decodeBody(
   kind: number,
   b: Body,
-  localMembers?: readonly Member[],
+  local?: Gossip,
 ): MembershipMessage | typeof STALE | undefined {
   switch (kind) {
     case MembershipKind.Gossip: {
@@ -228,14 +227,14 @@ function decodeBody(
       if (
         b.c !== 1 ||
         membersHash === undefined ||
-        localMembers === undefined ||
-        !sameHash(membersHash, membersHashOf(localMembers))
+        local === undefined ||
+        !sameHash(membersHash, membersHashOf(local.members))
       )
         return STALE;
       return {
         kind,
         to: b.to,
-        gossip: decodeGossip(b.gb, b.s, localMembers),
+        gossip: decodeGossip(b.gb, b.s, local),
         membersHash,
         compact: true,
       };

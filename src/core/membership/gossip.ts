@@ -209,6 +209,27 @@ export function gossipOf(fields: GossipFields): Gossip {
   );
 }
 
+/**
+ * A gossip on the member list of `base` (shared, not checked again) with the other parts
+ * given and an empty seen set: a compact gossip decoded with the receiver's own member
+ * list (gossip-logic.ts, "Compact gossip"). The other parts are checked as by gossipOf.
+ */
+export function gossipOnMembersOf(
+  base: Gossip,
+  fields: Pick<GossipFields, "reachability" | "version" | "tombstones">,
+): Gossip {
+  const tombstones = [...(fields.tombstones ?? [])].map((t) => Object.freeze({ ...t }));
+  tombstones.sort(compareTombstones);
+  return build(
+    base.members,
+    [],
+    fields.reachability ?? emptyReachability,
+    fields.version ?? emptyVectorClock,
+    tombstones,
+    base,
+  );
+}
+
 /** The member with node `node`, or undefined. */
 export function findMember(g: Gossip, node: UniqueAddress): Member | undefined {
   return findSorted(g.members, node, byNode);

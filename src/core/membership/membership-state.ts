@@ -275,13 +275,56 @@ const leaderMemo = new WeakMap<
   { readonly self: UniqueAddress; readonly dc: string; readonly leader: UniqueAddress | undefined }
 >();
 
+/**
+ * The last leader per member list, with the unreachable nodes it was computed with: the
+ * leader depends on the members and on which of them are unreachable only, and while
+ * observations of a crash spread every received gossip is a new one (a new table) over
+ * the same member list and mostly the same unreachable nodes.
+ */
+const leaderByMembersMemo = new WeakMap<
+  readonly Member[],
+  {
+    readonly self: UniqueAddress;
+    readonly dc: string;
+    readonly unreachable: readonly UniqueAddress[];
+    readonly leader: UniqueAddress | undefined;
+  }
+>();
+
+function sameNodes(a: readonly UniqueAddress[], b: readonly UniqueAddress[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** The leader of the self DC (see leaderOf). */
 export function leader(s: MembershipState): UniqueAddress | undefined {
-  const memo = leaderMemo.get(s.latestGossip);
+  const g = s.latestGossip;
+  const memo = leaderMemo.get(g);
   if (memo !== undefined && memo.self === s.selfUniqueAddress && memo.dc === s.selfDc)
     return memo.leader;
-  const l = leaderOf(s, s.latestGossip.members);
-  leaderMemo.set(s.latestGossip, { self: s.selfUniqueAddress, dc: s.selfDc, leader: l });
+  // leaderOf reads the unreachable nodes of dcReachability only
+  const unreachable = allUnreachableOrTerminated(dcReachability(s));
+  const byMembers = leaderByMembersMemo.get(g.members);
+  let l: UniqueAddress | undefined;
+  if (
+    byMembers !== undefined &&
+    byMembers.self === s.selfUniqueAddress &&
+    byMembers.dc === s.selfDc &&
+    sameNodes(byMembers.unreachable, unreachable)
+  )
+    l = byMembers.leader;
+  else {
+    l = leaderOf(s, g.members);
+    leaderByMembersMemo.set(g.members, {
+      self: s.selfUniqueAddress,
+      dc: s.selfDc,
+      unreachable,
+      leader: l,
+    });
+  }
+  leaderMemo.set(g, { self: s.selfUniqueAddress, dc: s.selfDc, leader: l });
   return l;
 }
 

@@ -166,3 +166,32 @@ describe("membership state", () => {
     expect(gossipTargetsForExitingMembers(s, [])).toEqual([]);
   });
 });
+
+describe("leader over one member list and successive reachability tables", () => {
+  const [a, b, c, d] = ["a", "b", "c", "d"].map((h) => nodeOf("shardkit", "sys", h, 2552, 1)) as [
+    UniqueAddress,
+    UniqueAddress,
+    UniqueAddress,
+    UniqueAddress,
+  ];
+  const up = (u: UniqueAddress) => memberFrom({ uniqueAddress: u, status: "up", upNumber: 1 });
+  const members = gossipOf({ members: [up(a), up(b), up(c), up(d)] }).members;
+  const leaderWith = (r: ReturnType<typeof markUnreachable>, self = d) =>
+    leader(
+      membershipStateOf({
+        latestGossip: gossipOf({ members, reachability: r }),
+        selfUniqueAddress: self,
+      }),
+    )?.address.host;
+
+  it("follows which members are unreachable, whoever observes them", () => {
+    expect(leaderWith(emptyReachability)).toBe("a");
+    expect(leaderWith(markUnreachable(emptyReachability, b, a))).toBe("b");
+    // another table (another observer) with the same unreachable member: the same leader
+    expect(leaderWith(markUnreachable(emptyReachability, c, a))).toBe("b");
+    expect(leaderWith(markUnreachable(markUnreachable(emptyReachability, c, a), d, b))).toBe("c");
+    expect(leaderWith(markUnreachable(emptyReachability, c, d))).toBe("a");
+    // self counts even when unreachable
+    expect(leaderWith(markUnreachable(emptyReachability, c, a), a)).toBe("a");
+  });
+});

@@ -14,8 +14,10 @@
  *
  * - gossip tick: admit queued joins; one broadcast after local changes, else up to 3
  *   rounds to a target biased towards members that have not seen the current version
- *   (each round is a status: with our seen set for such a member, a member lacking the
- *   version asks for the full gossip; gossip-logic.ts, "Seen status");
+ *   (each round is a status with the version's hash: with our seen set for such a
+ *   member, a member holding another version answers with its full status;
+ *   gossip-logic.ts, "Seen status", "Hashed status"; a full gossip that answers a member
+ *   holding our member list goes without it, "Compact gossip");
  * - leader tick: leader actions on convergence, then the resolver (or auto-down);
  * - reaper tick: excuse this node's own stall, turn detector verdicts into reachability
  *   rows, prune tombstones;

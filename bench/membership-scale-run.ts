@@ -3,8 +3,12 @@
  * [joinsPerSecond]`: one simulator run
  * of the 1 000-member scenario at size N (all N start at once, converge, crashPct % are
  * killed with kill -9 semantics, the survivors converge again), printing the phases'
- * virtual and wall times. For profiling: `node --cpu-prof --import tsx bench/membership-scale-run.ts 250`.
+ * virtual and wall times. For profiling: `node --cpu-prof --import tsx bench/membership-scale-run.ts 250`;
+ * with `PROFILE_CRASH=<file>` in the environment, only the crash phase is profiled (a
+ * `.cpuprofile` written to that file when the run ends; summarize it with profile-top.ts).
  */
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { MeteredSimCluster, nodeNames } from "../test/cluster/sim-gossip-meter.js";
 
 const size = Number(process.argv[2] ?? 250);
@@ -33,7 +37,9 @@ const t0 = h.world.now;
 const lap = (what: string) =>
   console.log(
     `${what}: virtual ${Math.round(h.world.now - t0)} ms, wall ${Math.round(performance.now() - wall0)} ms, ` +
-      `full gossips ${h.traffic.fullGossip.frames} (${(h.traffic.fullGossip.bytes / 1048576).toFixed(1)} MiB), gossip ${(h.traffic.gossip.bytes / 1048576).toFixed(1)} MiB`,
+      `cpu ${Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1000)} ms, ` +
+      `full gossips ${h.traffic.fullGossip.frames} (${(h.traffic.fullGossip.bytes / 1048576).toFixed(1)} MiB), gossip ${(h.traffic.gossip.bytes / 1048576).toFixed(1)} MiB, ` +
+      `statuses ${h.traffic.gossip.frames - h.traffic.fullGossip.frames} (${((h.traffic.gossip.bytes - h.traffic.fullGossip.bytes) / 1048576).toFixed(1)} MiB)`,
   );
 let nextReport = 0;
 const progress = () => {
@@ -57,7 +63,14 @@ h.resetTraffic();
 await h.world.advance(10_000);
 console.log(`steady gossip ${(h.traffic.gossip.bytes / size / 10).toFixed(1)} B/node/s`);
 lap("steady");
+const profileFile = process.env.PROFILE_CRASH;
+const profiler = profileFile === undefined ? undefined : new Session();
 if (crashPct > 0) {
+  if (profiler !== undefined) {
+    profiler.connect();
+    await profiler.post("Profiler.enable");
+    await profiler.post("Profiler.start");
+  }
   h.resetTraffic();
   const victims = names.slice(size - Math.round((size * crashPct) / 100));
   for (const v of victims) {
@@ -68,13 +81,16 @@ if (crashPct > 0) {
   const rest = names.slice(0, size - victims.length);
   const t1 = h.world.now;
   const reconverged = h.throttled(() => h.allUpAndConverged(rest), 100);
-  let nextCrashReport = t1 + 5_000;
+  const versionEntries = () =>
+    h.members.get(names[0] as string)?.cluster.membershipState.latestGossip.version.entries.length;
+  let nextCrashReport = t1 + 1_000;
   const crashProgress = () => {
     if (h.world.now >= nextCrashReport) {
-      nextCrashReport += 5_000;
+      nextCrashReport += 1_000;
       const st = h.members.get(names[0] as string)?.cluster.state;
       lap(
-        `  after the crash n000 sees ${st?.members.length} (${st?.unreachable.length} unreachable)`,
+        `  after the crash n000 sees ${st?.members.length} (${st?.unreachable.length} unreachable, ` +
+          `${st?.members.filter((m) => m.status === "down").length} down, version of ${versionEntries()} entries)`,
       );
     }
     return false;
@@ -82,5 +98,9 @@ if (crashPct > 0) {
   await h.until(() => crashProgress() || reconverged(), 600_000);
   console.log(`reconverged after ${Math.round(h.world.now - t1)} ms virtual`);
   lap("reconverged");
+  if (profiler !== undefined && profileFile !== undefined) {
+    const { profile } = await profiler.post("Profiler.stop");
+    writeFileSync(profileFile, JSON.stringify(profile));
+  }
 }
 process.exit(0);

@@ -138,7 +138,7 @@ export const membershipScaleGroup: BenchGroup = {
         metric: "membership.reconvergence.1000.ms",
         value: h.world.now - t1,
         unit: "ms",
-        note: `virtual, kill -9 of 100 -> 900 survivors see only each other, Up, converged; ${h.traffic.fullGossip.frames} full gossips`,
+        note: `virtual, kill -9 of 100 -> 900 survivors see only each other, Up, converged; ${h.traffic.fullGossip.frames} full gossips (compact ones included), ${(h.traffic.gossip.bytes / 1048576).toFixed(0)} MiB of gossip and statuses`,
       });
       report({
         metric: "membership.wall.1000.ms",

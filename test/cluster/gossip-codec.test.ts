@@ -15,16 +15,25 @@ import {
   InvalidGossipError,
 } from "../../src/cluster/membership/gossip-codec.js";
 import {
+  decodeMembershipMessage,
+  encodeMembershipMessage,
+  MembershipKind,
+  type MembershipMessage,
+  STALE,
+} from "../../src/cluster/membership/membership-messages.js";
+import {
   clockKeyOf,
   type Gossip,
   gossipOf,
   incrementVersion,
+  membersHashOf,
   removeMember,
   withSeen,
 } from "../../src/core/membership/gossip.js";
 import { memberFrom } from "../../src/core/membership/member.js";
 import { emptyReachability, markUnreachable } from "../../src/core/membership/reachability.js";
 import { nodeOf, type UniqueAddress } from "../../src/core/membership/unique-address.js";
+import { SerializerRegistry } from "../../src/protocol/serializer-registry.js";
 
 const node = (host: string, uid = 1): UniqueAddress => nodeOf("shardkit", "sk", host, 2552, uid);
 
@@ -167,3 +176,53 @@ function withSeenOf(g: Gossip, seen: UniqueAddress[]): Gossip {
     tombstones: g.tombstones,
   });
 }
+
+describe("compact gossip (without the member list)", () => {
+  const registry = new SerializerRegistry();
+
+  it("round-trips with the receiver's member list and is much smaller", () => {
+    const g = sample(200);
+    const whole = encodeGossip(g);
+    const compact = encodeGossip(g, true);
+    expect(compact.content.length * 4).toBeLessThan(whole.content.length);
+    const decoded = decodeGossip(compact.content, compact.seen, g);
+    expectSameGossip(decoded, g);
+    // the receiver's members themselves (the same objects)
+    expect(decoded.members).toBe(g.members);
+    // without a member list, or another one: an error, never a wrong gossip
+    expect(() => decodeGossip(compact.content, compact.seen)).toThrow(InvalidGossipError);
+    expect(() => decodeGossip(compact.content, compact.seen, sample(199))).toThrow(
+      InvalidGossipError,
+    );
+  });
+
+  it("travels with the sender's members hash; a receiver with other members gets STALE", () => {
+    const g = sample(30);
+    const m: MembershipMessage = {
+      kind: MembershipKind.Gossip,
+      to: "shardkit://sk@n001:2552#-4",
+      gossip: g,
+      membersHash: membersHashOf(g.members),
+      compact: true,
+    };
+    const bytes = encodeMembershipMessage(registry, m);
+    const got = decodeMembershipMessage(registry, MembershipKind.Gossip, bytes, g);
+    expect(got !== undefined && got !== STALE && got.kind === MembershipKind.Gossip).toBe(true);
+    if (got === undefined || got === STALE || got.kind !== MembershipKind.Gossip) return;
+    expectSameGossip(got.gossip, g);
+    expect(got.compact).toBe(true);
+    const other = sample(31);
+    expect(decodeMembershipMessage(registry, MembershipKind.Gossip, bytes, other)).toBe(STALE);
+    expect(decodeMembershipMessage(registry, MembershipKind.Gossip, bytes)).toBe(STALE);
+    // a whole gossip carries the hash too (the receiver may answer compactly)
+    const wholeBytes = encodeMembershipMessage(registry, { ...m, compact: false });
+    const whole = decodeMembershipMessage(registry, MembershipKind.Gossip, wholeBytes);
+    expect(whole !== undefined && whole !== STALE && whole.kind === MembershipKind.Gossip).toBe(
+      true,
+    );
+    if (whole === undefined || whole === STALE || whole.kind !== MembershipKind.Gossip) return;
+    expect(whole.compact).toBeUndefined();
+    expect(whole.membersHash).toEqual(membersHashOf(g.members));
+    expect(wholeBytes.length).toBeGreaterThan(bytes.length * 2);
+  });
+});

@@ -52,3 +52,74 @@ describe("membership message codec", () => {
     expect(decodeMembershipMessage(registry, 99, raw({}))).toBeUndefined();
   });
 });
+
+describe("gossip status: encoded once per version, decoded once per bytes", () => {
+  const version = Object.freeze([
+    Object.freeze(["a:1", 3] as const),
+    Object.freeze(["b:1", 1] as const),
+  ]);
+  const status = (seenDigest: number, seen?: readonly number[]): MembershipMessage =>
+    seen === undefined
+      ? { kind: MembershipKind.GossipStatus, version, seenDigest }
+      : { kind: MembershipKind.GossipStatus, version, seenDigest, seen };
+
+  it("the same version array, digest and seen set: the same bytes object", () => {
+    const seen = Object.freeze([3]);
+    const first = encodeMembershipMessage(registry, status(7));
+    expect(encodeMembershipMessage(registry, status(7))).toBe(first);
+    const other = encodeMembershipMessage(registry, status(8));
+    expect(other).not.toBe(first);
+    expect(decodeMembershipMessage(registry, MembershipKind.GossipStatus, other)).toEqual(
+      status(8),
+    );
+    const withSeen = encodeMembershipMessage(registry, status(8, seen));
+    expect(encodeMembershipMessage(registry, status(8, seen))).toBe(withSeen);
+    expect(decodeMembershipMessage(registry, MembershipKind.GossipStatus, withSeen)).toEqual(
+      status(8, seen),
+    );
+    // an equal version in another array is encoded again, to the same bytes
+    const copy: MembershipMessage = {
+      kind: MembershipKind.GossipStatus,
+      version: version.map((e) => [e[0], e[1]] as [string, number]),
+      seenDigest: 7,
+    };
+    const again = encodeMembershipMessage(registry, copy);
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+  });
+
+  it("equal bytes decode to one frozen message; other or bad bytes do not hit", () => {
+    const bytes = encodeMembershipMessage(registry, status(11));
+    const a = decodeMembershipMessage(registry, MembershipKind.GossipStatus, bytes);
+    const b = decodeMembershipMessage(registry, MembershipKind.GossipStatus, bytes.slice());
+    expect(a).toBe(b);
+    expect(Object.isFrozen(a)).toBe(true);
+    expect(Object.isFrozen((a as { version: unknown }).version)).toBe(true);
+    const bad = raw({ v: [["a:1", "x"]], d: 11 });
+    expect(decodeMembershipMessage(registry, MembershipKind.GossipStatus, bad)).toBeUndefined();
+    expect(decodeMembershipMessage(registry, MembershipKind.GossipStatus, bad)).toBeUndefined();
+  });
+});
+
+describe("hashed gossip status on the wire", () => {
+  it("round-trips, with an empty `v` that an earlier version reads as an empty version", () => {
+    const m: MembershipMessage = {
+      kind: MembershipKind.GossipStatus,
+      version: [],
+      seenDigest: 5,
+      versionHash: [0xffffffff, 0],
+    };
+    const bytes = encodeMembershipMessage(registry, m);
+    expect(decodeMembershipMessage(registry, MembershipKind.GossipStatus, bytes)).toEqual(m);
+    const body = registry.defaultSerializer.fromBinary(bytes) as Record<string, unknown>;
+    expect(body.v).toEqual([]);
+    expect(body.h).toEqual([0xffffffff, 0]);
+  });
+
+  it("a hash that is not two unsigned 32-bit integers: undefined", () => {
+    for (const h of [[1], [1, 2, 3], [-1, 0], [2 ** 32, 0], ["a", 0], 7])
+      expect(
+        decodeMembershipMessage(registry, MembershipKind.GossipStatus, raw({ v: [], d: 1, h })),
+      ).toBeUndefined();
+  });
+});

@@ -71,6 +71,7 @@ import {
   encodeMembershipMessage,
   MembershipKind,
   type MembershipMessage,
+  STALE,
 } from "./membership-messages.js";
 
 export interface ClusterOptions {
@@ -494,7 +495,14 @@ export class Cluster {
 
   private onControl(kind: number, peer: Peer, payload: Uint8Array): void {
     if (this.stopped) return;
-    const message = decodeMembershipMessage(this.remoting.registry, kind, payload);
+    const message = decodeMembershipMessage(
+      this.remoting.registry,
+      kind,
+      payload,
+      this.view.latestGossip,
+    );
+    // a compact gossip against a member list that changed meanwhile: the next round repeats it
+    if (message === STALE) return;
     if (message === undefined) {
       this.remoting.badInput("undecodable membership message", peer.node.hostPort, `kind ${kind}`);
       return;

@@ -26,6 +26,7 @@ import {
   clockKeyOf,
   type Gossip,
   gossipOf,
+  gossipOnMembersOf,
   isSeenBitsOf,
   seenBitsOf,
   type Tombstone,
@@ -230,11 +231,33 @@ export function gossipToWire(g: Gossip): WireGossip {
   return { p, n, m, r, rv, v, t };
 }
 
-export function gossipFromWire(data: unknown): Gossip {
+/**
+ * The compact wire form (gossip-logic.ts, "Compact gossip"): the wire form without the
+ * member list. `n` holds only the nodes after the members, `mc` is the number of members
+ * (indices below it name the receiver's members, in member order).
+ */
+export function gossipToCompactWire(g: Gossip): WireGossip & { readonly mc: number } {
+  const w = gossipToWire(g);
+  return { ...w, n: w.n.slice(g.members.length), m: [], mc: g.members.length };
+}
+
+/**
+ * The gossip of a wire form; a compact one (`mc`) takes the member list of `local` (the
+ * caller checked that it is the list the sender meant: the members hash), shared as is.
+ */
+export function gossipFromWire(data: unknown, local?: Gossip): Gossip {
   try {
     const w = asRecord(data, "gossip");
     const prefix = asString(w.p, "p");
-    const table = asArray(w.n, "n").map((x) => interner.node(prefix + asString(x, "node")));
+    const compact = w.mc !== undefined;
+    const localMembers = local?.members;
+    if (compact && (localMembers === undefined || asInt(w.mc, "mc") !== localMembers.length))
+      throw new InvalidGossipError("a compact gossip needs the member list it was made against");
+    const extra = asArray(w.n, "n").map((x) => interner.node(prefix + asString(x, "node")));
+    const table =
+      compact && localMembers !== undefined
+        ? [...localMembers.map((m) => m.uniqueAddress), ...extra]
+        : extra;
     const nodeAt = (i: unknown, what: string): UniqueAddress => {
       const k = asInt(i, what);
       const node = table[k];
@@ -244,7 +267,10 @@ export function gossipFromWire(data: unknown): Gossip {
     const wireMembers = asArray(w.m, "m");
     if (wireMembers.length > table.length)
       throw new InvalidGossipError("more members than nodes in the node table");
-    const members = wireMembers.map((x, i) => memberFromWire(x, table[i] as UniqueAddress));
+    const members =
+      compact && localMembers !== undefined
+        ? localMembers
+        : wireMembers.map((x, i) => memberFromWire(x, table[i] as UniqueAddress));
     const records = asArray(w.r, "r").map((x): ReachabilityRecord => {
       const [o, sub, status, version] = asTuple(x, 4, "reachability record");
       const st = asString(status, "reachability status");
@@ -273,12 +299,14 @@ export function gossipFromWire(data: unknown): Gossip {
       const [n, at] = asTuple(x, 2, "t");
       return { node: nodeAt(n, "tombstone"), removedAtMs: asNumber(at, "removedAtMs") };
     });
-    return gossipOf({
-      members,
+    const parts = {
       reachability: reachabilityOf(records, versions),
       version: vectorClockOf(clock),
       tombstones,
-    });
+    };
+    return compact && local !== undefined
+      ? gossipOnMembersOf(local, parts)
+      : gossipOf({ members, ...parts });
   } catch (e) {
     if (e instanceof InvalidGossipError) throw e;
     throw new InvalidGossipError(e instanceof Error ? e.message : String(e));
@@ -342,20 +370,29 @@ function sameContent(a: Gossip, b: Gossip): boolean {
  * reachability and tombstones, by identity; gossip.ts shares them between gossips that
  * differ only in their seen sets), whatever the number of targets and seen marks.
  */
-export function encodeGossip(g: Gossip): EncodedGossip {
-  const hit = encodedContent.get(g.members);
+export function encodeGossip(g: Gossip, compact = false): EncodedGossip {
+  const cache = compact ? encodedCompactContent : encodedContent;
+  const hit = cache.get(g.members);
   let content: Uint8Array;
   if (hit !== undefined && sameContent(hit.gossip, g)) content = hit.bytes;
   else {
-    content = contentSerializer.toBinary(gossipToWire(g));
-    encodedContent.set(g.members, { gossip: g, bytes: content });
+    content = contentSerializer.toBinary(compact ? gossipToCompactWire(g) : gossipToWire(g));
+    cache.set(g.members, { gossip: g, bytes: content });
   }
   return { content, seen: seenBitsOf(g) };
 }
 
+/** The last compact content encoding per member list (see encodedContent). */
+const encodedCompactContent = new WeakMap<
+  readonly Member[],
+  { readonly gossip: Gossip; readonly bytes: Uint8Array }
+>();
+
 interface DecodedEntry {
   readonly bytes: Uint8Array;
   readonly gossip: Gossip;
+  /** The receiver's member list a compact content was decoded with (undefined: whole). */
+  readonly members: readonly Member[] | undefined;
 }
 
 /** Recently decoded contents by murmur3 of their bytes (see GOSSIP_DECODE_CACHE_ENTRIES). */
@@ -372,11 +409,13 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * of recent bytes is decoded once (GOSSIP_DECODE_CACHE_ENTRIES); the seen set is applied
  * to it each time.
  */
-export function decodeGossip(content: Uint8Array, seen: unknown): Gossip {
+export function decodeGossip(content: Uint8Array, seen: unknown, local?: Gossip): Gossip {
+  const localMembers = local?.members;
   const h = murmur3_32(content);
   const hit = decoded.get(h);
   let g: Gossip;
-  if (hit !== undefined && sameBytes(hit.bytes, content)) g = hit.gossip;
+  if (hit !== undefined && hit.members === localMembers && sameBytes(hit.bytes, content))
+    g = hit.gossip;
   else {
     let body: unknown;
     try {
@@ -384,8 +423,8 @@ export function decodeGossip(content: Uint8Array, seen: unknown): Gossip {
     } catch (e) {
       throw new InvalidGossipError(`undecodable content: ${e instanceof Error ? e.message : e}`);
     }
-    g = gossipFromWire(body);
-    decoded.set(h, { bytes: content, gossip: g });
+    g = gossipFromWire(body, local);
+    decoded.set(h, { bytes: content, gossip: g, members: localMembers });
   }
   const bits = asArray(seen, "seen");
   if (!isSeenBitsOf(g, bits as number[]))

@@ -6,10 +6,22 @@
  * seen set beside it (`s`, gossip-codec.ts): the content is encoded once whatever the
  * number of targets and seen marks. A gossip status may carry the seen set in the same
  * bitmap form (`s`; a seen status, core/membership/gossip-logic.ts); the receiver checks
- * it against its own members (gossip.ts isSeenBitsOf) before using it.
+ * it against its own members (gossip.ts isSeenBitsOf) before using it. A hashed status
+ * carries the version as its 64-bit hash (`h`, two unsigned 32-bit integers) and an empty
+ * `v`: a member of an earlier version, which ignores `h`, reads an empty version, older
+ * than its own, and answers with its full gossip (more bytes, same outcome).
  * The message types live in core/membership/membership-messages.ts (the machine speaks them).
+ *
+ * A gossip status carries the whole version (one entry per node that ever changed the
+ * state, which after a failure wave is most members), and a converged cluster sends the
+ * same status over and over: the encoded status of a version, digest and seen set is kept
+ * per sender (`statusPayloads`), and a receiver decodes the bytes of a status it decoded a
+ * moment ago only once (STATUS_DECODE_CACHE_ENTRIES; in a converged cluster every member
+ * sends the same bytes). Cached messages are frozen and shared.
  */
 
+import { murmur3_32 } from "../../base/hash.js";
+import { type Gossip, membersHashOf, sameHash } from "../../core/membership/gossip.js";
 import {
   MembershipKind,
   type MembershipMessage,
@@ -22,6 +34,102 @@ export { MembershipKind, type MembershipMessage };
 
 type Body = Record<string, unknown>;
 
+/** Decoded status messages kept by their bytes (per process; see the module comment). */
+export const STATUS_DECODE_CACHE_ENTRIES = 64;
+
+type StatusMessage = Extract<MembershipMessage, { kind: typeof MembershipKind.GossipStatus }>;
+
+/** The last encoding of each status version array (sendStatus shares one array per version). */
+const statusPayloads = new WeakMap<
+  readonly (readonly [string, number])[],
+  {
+    readonly serializer: unknown;
+    readonly digest: number;
+    readonly seen: readonly number[] | undefined;
+    readonly membersHash: readonly [number, number] | undefined;
+    readonly bytes: Uint8Array;
+  }
+>();
+
+/** Recently decoded statuses by murmur3 of their bytes, oldest out first. */
+const decodedStatuses = new Map<
+  number,
+  { readonly bytes: Uint8Array; readonly message: StatusMessage }
+>();
+
+function frozenHash(h: readonly [number, number]): readonly [number, number] {
+  return Object.freeze([h[0], h[1]] as const);
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function encodeStatus(registry: SerializerRegistry, m: StatusMessage): Uint8Array {
+  // hashed: a few bytes, and `version` (empty) is no key to remember it by
+  if (m.versionHash !== undefined)
+    return encodePlain(registry, statusBody(m, [], { h: m.versionHash }));
+  const serializer = registry.defaultSerializer;
+  const hit = statusPayloads.get(m.version);
+  if (
+    hit !== undefined &&
+    hit.serializer === serializer &&
+    hit.digest === m.seenDigest &&
+    hit.seen === m.seen &&
+    hit.membersHash === m.membersHash
+  )
+    return hit.bytes;
+  const bytes = encodePlain(registry, statusBody(m, m.version, {}));
+  statusPayloads.set(m.version, {
+    serializer,
+    digest: m.seenDigest,
+    seen: m.seen,
+    membersHash: m.membersHash,
+    bytes,
+  });
+  return bytes;
+}
+
+function statusBody(m: StatusMessage, v: readonly unknown[], extra: Body): Body {
+  const body: Body = { v, d: m.seenDigest, ...extra };
+  if (m.seen !== undefined) body.s = m.seen;
+  if (m.membersHash !== undefined) body.mh = m.membersHash;
+  return body;
+}
+
+function decodeStatus(
+  registry: SerializerRegistry,
+  bytes: Uint8Array,
+): MembershipMessage | undefined {
+  const h = murmur3_32(bytes);
+  const hit = decodedStatuses.get(h);
+  if (hit !== undefined && sameBytes(hit.bytes, bytes)) return hit.message;
+  const b = decodePlainRecord(registry, bytes);
+  if (b === undefined) return undefined;
+  let m: MembershipMessage | typeof STALE | undefined;
+  try {
+    m = decodeBody(MembershipKind.GossipStatus, b);
+  } catch {
+    return undefined;
+  }
+  if (m === undefined || m === STALE || m.kind !== MembershipKind.GossipStatus) return undefined;
+  const frozen: StatusMessage = Object.freeze({
+    ...m,
+    version: Object.freeze(m.version.map((e) => Object.freeze(e))),
+    ...(m.seen === undefined ? {} : { seen: Object.freeze(m.seen.slice()) }),
+    ...(m.versionHash === undefined ? {} : { versionHash: frozenHash(m.versionHash) }),
+    ...(m.membersHash === undefined ? {} : { membersHash: frozenHash(m.membersHash) }),
+  });
+  if (decodedStatuses.size >= STATUS_DECODE_CACHE_ENTRIES) {
+    const oldest = decodedStatuses.keys().next();
+    if (oldest.done !== true) decodedStatuses.delete(oldest.value);
+  }
+  decodedStatuses.set(h, { bytes: bytes.slice(), message: frozen });
+  return frozen;
+}
+
 export function encodeMembershipMessage(
   registry: SerializerRegistry,
   m: MembershipMessage,
@@ -29,8 +137,11 @@ export function encodeMembershipMessage(
   let body: Body;
   switch (m.kind) {
     case MembershipKind.Gossip: {
-      const g = encodeGossip(m.gossip);
+      const compact = m.compact === true && m.membersHash !== undefined;
+      const g = encodeGossip(m.gossip, compact);
       body = { to: m.to, gb: g.content, s: g.seen };
+      if (m.membersHash !== undefined) body.mh = m.membersHash;
+      if (compact) body.c = 1;
       break;
     }
     case MembershipKind.Welcome: {
@@ -39,11 +150,7 @@ export function encodeMembershipMessage(
       break;
     }
     case MembershipKind.GossipStatus:
-      body =
-        m.seen === undefined
-          ? { v: m.version, d: m.seenDigest }
-          : { v: m.version, d: m.seenDigest, s: m.seen };
-      break;
+      return encodeStatus(registry, m);
     case MembershipKind.Join:
       body = { roles: m.roles, appVersion: m.appVersion };
       break;
@@ -63,26 +170,75 @@ export function encodeMembershipMessage(
   return encodePlain(registry, body);
 }
 
+/**
+ * A compact gossip made against a member list the receiver does not hold (any more): not
+ * bad input, the member list changed in between; the next gossip round repeats the
+ * exchange (core/membership/gossip-logic.ts, "Compact gossip").
+ */
+export const STALE = "stale-compact-gossip" as const;
+
+/**
+ * The message of `bytes`, undefined when malformed, or STALE. `local`: the receiver's
+ * gossip, whose member list a compact gossip is decoded with.
+ */
 export function decodeMembershipMessage(
   registry: SerializerRegistry,
   kind: number,
   bytes: Uint8Array,
-): MembershipMessage | undefined {
+  local?: Gossip,
+): MembershipMessage | typeof STALE | undefined {
+  if (kind === MembershipKind.GossipStatus) return decodeStatus(registry, bytes);
   const b = decodePlainRecord(registry, bytes);
   if (b === undefined) return undefined;
   try {
-    return decodeBody(kind, b);
+    return decodeBody(kind, b, local);
   } catch {
     return undefined;
   }
 }
 
-function decodeBody(kind: number, b: Body): MembershipMessage | undefined {
+/** Two unsigned 32-bit integers (gossip-logic.ts versionHashOf). */
+function isVersionHash(h: unknown): boolean {
+  return (
+    Array.isArray(h) &&
+    h.length === 2 &&
+    h.every((x) => Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) <= 0xffffffff)
+  );
+}
+
+function decodeBody(
+  kind: number,
+  b: Body,
+  local?: Gossip,
+): MembershipMessage | typeof STALE | undefined {
   switch (kind) {
-    case MembershipKind.Gossip:
-      return typeof b.to === "string" && b.gb instanceof Uint8Array
-        ? { kind, to: b.to, gossip: decodeGossip(b.gb, b.s) }
-        : undefined;
+    case MembershipKind.Gossip: {
+      if (typeof b.to !== "string" || !(b.gb instanceof Uint8Array)) return undefined;
+      if (b.mh !== undefined && !isVersionHash(b.mh)) return undefined;
+      const membersHash = b.mh as readonly [number, number] | undefined;
+      if (b.c === undefined)
+        return {
+          kind,
+          to: b.to,
+          gossip: decodeGossip(b.gb, b.s),
+          ...(membersHash === undefined ? {} : { membersHash }),
+        };
+      // compact: decoded with our member list, if it is the one the sender meant
+      if (
+        b.c !== 1 ||
+        membersHash === undefined ||
+        local === undefined ||
+        !sameHash(membersHash, membersHashOf(local.members))
+      )
+        return STALE;
+      return {
+        kind,
+        to: b.to,
+        gossip: decodeGossip(b.gb, b.s, local),
+        membersHash,
+        compact: true,
+      };
+    }
     case MembershipKind.Welcome:
       return b.gb instanceof Uint8Array ? { kind, gossip: decodeGossip(b.gb, b.s) } : undefined;
     case MembershipKind.GossipStatus:
@@ -91,10 +247,17 @@ function decodeBody(kind: number, b: Body): MembershipMessage | undefined {
           (e) => Array.isArray(e) && typeof e[0] === "string" && Number.isSafeInteger(e[1]),
         ) &&
         typeof b.d === "number" &&
-        (b.s === undefined || (Array.isArray(b.s) && b.s.every((e) => Number.isSafeInteger(e))))
-        ? b.s === undefined
-          ? { kind, version: b.v as [string, number][], seenDigest: b.d }
-          : { kind, version: b.v as [string, number][], seenDigest: b.d, seen: b.s as number[] }
+        (b.s === undefined || (Array.isArray(b.s) && b.s.every((e) => Number.isSafeInteger(e)))) &&
+        (b.h === undefined || isVersionHash(b.h)) &&
+        (b.mh === undefined || isVersionHash(b.mh))
+        ? {
+            kind,
+            version: b.v as [string, number][],
+            seenDigest: b.d,
+            ...(b.s === undefined ? {} : { seen: b.s as number[] }),
+            ...(b.h === undefined ? {} : { versionHash: b.h as [number, number] }),
+            ...(b.mh === undefined ? {} : { membersHash: b.mh as [number, number] }),
+          }
         : undefined;
     case MembershipKind.Join:
       return Array.isArray(b.roles) &&

@@ -7,8 +7,10 @@
  *   linearly above reduceGossipDifferentViewProbabilityAboveMembers members down to p/10
  *   at three times that size) only members that have not seen the current version are
  *   candidates. A target that has seen the current version gets only the small status
- *   digest, everyone else the full gossip. Never self, never a member that self observes
- *   as unreachable, only members of the self DC.
+ *   digest, everyone else the full gossip. Never self, never a member that a non-down
+ *   observer records as unreachable (membership-state.ts validNodeForGossip; Akka's rule
+ *   since 2.6: before it, a crashed member stayed a candidate for every member until its
+ *   removal), only members of the self DC.
  * - A received gossip is compared with the local one by vector clock: same -> union of
  *   the seen sets; remote newer -> adopt it; remote older -> send ours back; concurrent
  *   -> merge and send the merge back. The result is marked as seen by self, and the
@@ -29,6 +31,28 @@
  *   the version with a seen status: a member that already has the version merges it; one
  *   that lacks it answers with its older status, and the full gossip follows.
  *
+ * - Hashed status (shardkit; docs/cluster-scale.md, "1 000 members"): the version of a
+ *   cluster grows by one entry per member that ever changed the state (after a failure
+ *   wave, every observer that marked a member unreachable: most members), and the status
+ *   carries it in full. The status of a gossip round (a digest to a member that has seen
+ *   our version, a seen status to one that has not: after a broadcast it usually holds
+ *   the version) carries the version's 64-bit hash instead (`versionHashOf`). A receiver
+ *   holding a version of that hash handles it as a status of its own version; any other
+ *   receiver answers with its full status, and the exchange goes on as for a full one
+ *   (one message more). Replies are never hashed: a member of an earlier version reads
+ *   the empty version of a hashed status as an older one and answers with its full
+ *   gossip, and our reply to that must be one it understands.
+ *
+ * - Compact gossip (shardkit): the full gossip is mostly its member list (about 50 bytes
+ *   per member), and when a member's observations of a crash spread, most exchanges are
+ *   between members holding the same member list and concurrent versions that differ only
+ *   in reachability rows. A status and a gossip carry the sender's hash of its member list
+ *   (`membersHashOf`); the full gossip that answers one whose hash equals ours goes
+ *   without the member list (`compact`), and the receiver decodes it with its own (the
+ *   codec checks the hash; a member list changed in between drops it, and the next round
+ *   repeats the exchange). A member of an earlier version sends no hash, so it always
+ *   gets the whole gossip.
+ *
  * Randomness is an input (`RandomSource`), time is an input (`nowMs`); nothing here
  * sends anything: the results say what the driver must send.
  */
@@ -40,11 +64,14 @@ import {
   hasMember,
   hasTombstone,
   isSeenBitsOf,
+  membersHashOf,
   mergeGossip,
   mergeSeen,
+  sameHash,
   seenBitsExceed,
   seenBitsOf,
   seenByNode,
+  sharingPartsOf,
   withSeen,
   withSeenBits,
 } from "./gossip.js";
@@ -206,10 +233,12 @@ export function gossipAfterReceive(
   comparison: GossipComparison,
 ): Gossip {
   switch (comparison) {
+    // unchanged parts become the local ones by identity (sharingPartsOf): the caches of
+    // the machine and the event diff then see that they did not change
     case GossipComparison.Same:
-      return mergeSeen(remote, local);
+      return mergeSeen(sharingPartsOf(remote, local), local);
     case GossipComparison.Newer:
-      return remote;
+      return sharingPartsOf(remote, local);
     case GossipComparison.Older:
       return local;
     case GossipComparison.Concurrent:
@@ -228,6 +257,8 @@ export interface GossipEnvelope {
    * receiver's queue; clocks of different nodes are never compared.
    */
   readonly sentAtMs: number;
+  /** The sender's hash of the gossip's member list, when it sent one (compact replies). */
+  readonly membersHash?: readonly [number, number];
 }
 
 /** Why a received gossip was ignored. */
@@ -273,6 +304,11 @@ export type ReceiveGossipResult =
        * "gossip" (the full gossip).
        */
       readonly replyWith: "gossip" | "seen";
+      /**
+       * A "gossip" reply may go without the member list: the sender's hash of its member
+       * list equals ours (see "Compact gossip").
+       */
+      readonly replyCompact: boolean;
       readonly events: readonly ClusterEvent[];
     };
 
@@ -329,6 +365,9 @@ export function receiveGossip(
       comparison === GossipComparison.Same || comparison === GossipComparison.Newer
         ? "seen"
         : "gossip",
+    replyCompact:
+      envelope.membersHash !== undefined &&
+      sameHash(envelope.membersHash, membersHashOf(latest.members)),
     events: diffClusterEvents(state, next),
   };
 }
@@ -336,7 +375,12 @@ export function receiveGossip(
 /** The push-pull digest: the version and a digest of the seen set. */
 export interface GossipStatus {
   readonly from: UniqueAddress;
+  /** The sender's version (meaningless when `versionHash` is set). */
   readonly version: VectorClock;
+  /** A hashed status: the sender's version as versionHashOf, instead of `version`. */
+  readonly versionHash?: readonly [number, number];
+  /** The sender's membersHashOf, when it sent one (see "Compact gossip"). */
+  readonly membersHash?: readonly [number, number];
   /** murmur3 of the sorted seen set (see seenDigestOf). */
   readonly seenDigest: number;
   /**
@@ -344,6 +388,26 @@ export interface GossipStatus {
    * sender wants to share it (a seen status); absent in a digest-only status.
    */
   readonly seen?: readonly number[];
+}
+
+/** versionHashOf per clock (immutable; the WeakMap keeps none alive). */
+const versionHashMemo = new WeakMap<VectorClock, readonly [number, number]>();
+/** The second seed of versionHashOf (any constant other than the first, 0). */
+const VERSION_HASH_SEED_2 = 0x9747b28c;
+
+/**
+ * A 64-bit hash of a version (two murmur3 hashes, unsigned 32-bit, with different seeds,
+ * of its canonical text): equal versions hash equal on every node, and two different
+ * versions of one cluster collide with a probability of about 2^-64.
+ */
+export function versionHashOf(v: VectorClock): readonly [number, number] {
+  let h = versionHashMemo.get(v);
+  if (h === undefined) {
+    const text = v.entries.map(([k, c]) => `${k}\u0000${c}`).join("\n");
+    h = Object.freeze([murmur3OfString(text), murmur3OfString(text, VERSION_HASH_SEED_2)] as const);
+    versionHashMemo.set(v, h);
+  }
+  return h;
 }
 
 /** seenDigestOf per gossip (immutable; the WeakMap keeps none alive). */
@@ -363,18 +427,29 @@ export function seenDigestOf(g: Gossip): number {
  * The status the self node sends: the digest, and with `withSeen` the seen set itself
  * (a seen status, see the module comment).
  */
-export function gossipStatusOf(state: MembershipState, withSeen = false): GossipStatus {
+export function gossipStatusOf(
+  state: MembershipState,
+  withSeen = false,
+  hashed = false,
+): GossipStatus {
   const g = state.latestGossip;
   const status = { from: state.selfUniqueAddress, version: g.version, seenDigest: seenDigestOf(g) };
-  return withSeen ? { ...status, seen: seenBitsOf(g) } : status;
+  const h = hashed ? { ...status, versionHash: versionHashOf(g.version) } : status;
+  return withSeen ? { ...h, seen: seenBitsOf(g) } : h;
 }
 
 /** What to answer to a received status digest. */
 export type GossipStatusReply =
   | { readonly type: "ignored"; readonly reason: "unknown-sender" | "sender-unreachable" }
-  /** Ours is newer, concurrent, or only the seen sets differ: send the full gossip. */
-  | { readonly type: "send-gossip"; readonly to: UniqueAddress }
-  /** Theirs is newer: request it by sending our own status back. */
+  /**
+   * Ours is newer or concurrent: send the full gossip; `compact`: without the member
+   * list (the sender's member list hashes like ours).
+   */
+  | { readonly type: "send-gossip"; readonly to: UniqueAddress; readonly compact: boolean }
+  /**
+   * Theirs is newer (request it by sending our own status back), or a hashed status of
+   * another version (our full status lets the sender compare).
+   */
   | { readonly type: "send-status"; readonly to: UniqueAddress }
   /**
    * Same version, our seen set has marks theirs lacks: send a seen status. `state` is
@@ -400,6 +475,12 @@ export function receiveGossipStatus(
   if (!hasMember(local, status.from)) return { type: "ignored", reason: "unknown-sender" };
   if (!isReachableBy(local.overview.reachability, state.selfUniqueAddress, status.from))
     return { type: "ignored", reason: "sender-unreachable" };
+  if (status.versionHash !== undefined) {
+    const ours = versionHashOf(local.version);
+    return status.versionHash[0] === ours[0] && status.versionHash[1] === ours[1]
+      ? receiveSameVersionStatus(state, status)
+      : { type: "send-status", to: status.from };
+  }
   switch (compareClocks(status.version, local.version)) {
     case ClockOrdering.Same:
       return receiveSameVersionStatus(state, status);
@@ -407,7 +488,13 @@ export function receiveGossipStatus(
       return { type: "send-status", to: status.from };
     case ClockOrdering.Before:
     case ClockOrdering.Concurrent:
-      return { type: "send-gossip", to: status.from };
+      return {
+        type: "send-gossip",
+        to: status.from,
+        compact:
+          status.membersHash !== undefined &&
+          sameHash(status.membersHash, membersHashOf(local.members)),
+      };
   }
 }
 

@@ -16,6 +16,7 @@
  * Clock entries of a node use `clockKeyOf(node)`, its canonical string form.
  */
 import { assert, fail } from "../../base/assert.js";
+import { murmur3OfString } from "../../base/hash.js";
 import { type Member, withStatus } from "./member.js";
 import { compareMembers, highestPriorityOf } from "./member-ordering.js";
 import { canTransition, IllegalMemberTransitionError } from "./member-transitions.js";
@@ -208,6 +209,27 @@ export function gossipOf(fields: GossipFields): Gossip {
   );
 }
 
+/**
+ * A gossip on the member list of `base` (shared, not checked again) with the other parts
+ * given and an empty seen set: a compact gossip decoded with the receiver's own member
+ * list (gossip-logic.ts, "Compact gossip"). The other parts are checked as by gossipOf.
+ */
+export function gossipOnMembersOf(
+  base: Gossip,
+  fields: Pick<GossipFields, "reachability" | "version" | "tombstones">,
+): Gossip {
+  const tombstones = [...(fields.tombstones ?? [])].map((t) => Object.freeze({ ...t }));
+  tombstones.sort(compareTombstones);
+  return build(
+    base.members,
+    [],
+    fields.reachability ?? emptyReachability,
+    fields.version ?? emptyVectorClock,
+    tombstones,
+    base,
+  );
+}
+
 /** The member with node `node`, or undefined. */
 export function findMember(g: Gossip, node: UniqueAddress): Member | undefined {
   return findSorted(g.members, node, byNode);
@@ -368,6 +390,70 @@ export function withSeenBits(g: Gossip, bits: readonly number[]): Gossip {
   return merged;
 }
 
+/**
+ * `g` with the parts that have exactly the elements of `other`'s (the same objects: the
+ * codec interns decoded members) replaced by `other`'s arrays and table, so readers see
+ * by identity what did not change (a received gossip against the local one). `g` itself
+ * when nothing is shared or everything already is. The invariants hold as they did for
+ * `g`: each part has the same elements as before.
+ */
+export function sharingPartsOf(g: Gossip, other: Gossip): Gossip {
+  const members =
+    g.members !== other.members && sameElements(g.members, other.members)
+      ? other.members
+      : g.members;
+  const tombstones =
+    g.tombstones !== other.tombstones && sameElements(g.tombstones, other.tombstones)
+      ? other.tombstones
+      : g.tombstones;
+  const r = g.overview.reachability;
+  const o = other.overview.reachability;
+  const reachability =
+    r !== o && sameElements(r.records, o.records) && sameElements(r.versions, o.versions) ? o : r;
+  if (members === g.members && tombstones === g.tombstones && reachability === r) return g;
+  return Object.freeze({
+    members,
+    overview: Object.freeze({ seen: g.overview.seen, reachability }),
+    version: g.version,
+    tombstones,
+  });
+}
+
+/** membersHashOf per member list (immutable; the WeakMap keeps none alive). */
+const membersHashMemo = new WeakMap<readonly Member[], readonly [number, number]>();
+/** The second seed of membersHashOf (any constant other than the first, 0). */
+const MEMBERS_HASH_SEED_2 = 0x5bd1e995;
+
+/**
+ * A 64-bit hash of a member list (two murmur3 hashes, unsigned 32-bit, of its canonical
+ * JSON: node, status, roles, app version, data center, up number of every member in
+ * member order): equal lists hash equal on every node. A compact gossip names the member
+ * list its receiver must hold by this hash (gossip-logic.ts, "Compact gossip").
+ */
+export function membersHashOf(members: readonly Member[]): readonly [number, number] {
+  let h = membersHashMemo.get(members);
+  if (h === undefined) {
+    const text = JSON.stringify(
+      members.map((m) => [
+        key(m.uniqueAddress),
+        m.status,
+        m.roles,
+        m.appVersion,
+        m.dataCenter,
+        m.upNumber,
+      ]),
+    );
+    h = Object.freeze([murmur3OfString(text), murmur3OfString(text, MEMBERS_HASH_SEED_2)] as const);
+    membersHashMemo.set(members, h);
+  }
+  return h;
+}
+
+/** True if two 64-bit hashes (membersHashOf, versionHashOf) are equal. */
+export function sameHash(a: readonly [number, number], b: readonly [number, number]): boolean {
+  return a[0] === b[0] && a[1] === b[1];
+}
+
 /** `g` with the union of both seen sets (for two gossips of the same version). */
 export function mergeSeen(g: Gossip, other: Gossip): Gossip {
   if (other.overview.seen.length === 0 || other.overview.seen === g.overview.seen) return g;
@@ -468,19 +554,47 @@ export function isReachableInGossip(g: Gossip, from: UniqueAddress, to: UniqueAd
  * - seen: empty, nobody has seen the merged result yet.
  */
 export function mergeGossip(a: Gossip, b: Gossip): Gossip {
-  const tombstones = mergeTombstones(a.tombstones, b.tombstones);
+  const tombstones = sameOrMerged(
+    a.tombstones,
+    b.tombstones,
+    mergeTombstones(a.tombstones, b.tombstones),
+  );
   const tombstoned = new Set(tombstones.map((t) => key(t.node)));
   const version = pruneClockNodes(
     mergeClocks(a.version, b.version),
     tombstones.map((t) => clockKeyOf(t.node)),
   );
-  const members = mergeMembers(a.members, b.members, tombstoned);
+  const members = sameOrMerged(
+    a.members,
+    b.members,
+    mergeMembers(a.members, b.members, tombstoned),
+  );
   const reachability = mergeReachability(
     a.overview.reachability,
     members.map((m) => m.uniqueAddress),
     b.overview.reachability,
   );
-  return build(members, [], reachability, version, tombstones);
+  // Parts equal to one side's are that side's frozen arrays and table: readers see by
+  // identity that they did not change (the usual concurrent merge differs only in
+  // reachability rows), and build re-checks only the parts that are new.
+  const prev = members === b.members ? b : a;
+  return build(members, [], reachability, version, tombstones, prev);
+}
+
+/**
+ * `a` or `b` when `merged` has exactly their elements (the same objects), else `merged`:
+ * a merge result that equals one side keeps that side's frozen array.
+ */
+function sameOrMerged<T>(a: readonly T[], b: readonly T[], merged: readonly T[]): readonly T[] {
+  if (sameElements(merged, a)) return a;
+  if (sameElements(merged, b)) return b;
+  return merged;
+}
+
+function sameElements<T>(x: readonly T[], y: readonly T[]): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
 }
 
 function mergeTombstones(a: readonly Tombstone[], b: readonly Tombstone[]): Tombstone[] {

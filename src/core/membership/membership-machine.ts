@@ -14,8 +14,10 @@
  *
  * - gossip tick: admit queued joins; one broadcast after local changes, else up to 3
  *   rounds to a target biased towards members that have not seen the current version
- *   (each round is a status: with our seen set for such a member, a member lacking the
- *   version asks for the full gossip; gossip-logic.ts, "Seen status");
+ *   (each round is a status with the version's hash: with our seen set for such a
+ *   member, a member holding another version answers with its full status;
+ *   gossip-logic.ts, "Seen status", "Hashed status"; a full gossip that answers a member
+ *   holding our member list goes without it, "Compact gossip");
  * - leader tick: leader actions on convergence, then the resolver (or auto-down);
  * - reaper tick: excuse this node's own stall, turn detector verdicts into reachability
  *   rows, prune tombstones;
@@ -47,6 +49,7 @@ import {
   type Gossip,
   hasTombstone,
   markAsDown,
+  membersHashOf,
   pruneTombstones,
   seenByNode,
   updateMembers,
@@ -88,7 +91,7 @@ import {
 } from "./reachability.js";
 import { SeedJoinMachine, type SeedJoinOutput, type SeedJoinTimer } from "./seed-join.js";
 import { parseUniqueAddress, type UniqueAddress, uniqueAddressToString } from "./unique-address.js";
-import { vectorClockOf } from "./vector-clock.js";
+import { emptyVectorClock, type VectorClock, vectorClockOf } from "./vector-clock.js";
 
 /** Configuration of one node's machine (settings already resolved). */
 export interface MembershipMachineConfig {
@@ -202,6 +205,14 @@ export type MembershipOutput =
     };
 
 const key = uniqueAddressToString;
+/**
+ * The clock of a received status version, per frozen version array: a converged cluster
+ * sends the same status bytes again and again, decoded once into one shared message
+ * (cluster/membership/membership-messages.ts). The WeakMap keeps none alive.
+ */
+const statusClocks = new WeakMap<readonly (readonly [string, number])[], VectorClock>();
+/** The (empty) version of a hashed status on the wire. */
+const NO_CLOCK_ENTRIES: readonly (readonly [string, number])[] = Object.freeze([]);
 /** Heartbeat answers to the last this-many requests feed the failure detector. */
 const HEARTBEAT_RESPONSE_WINDOW = 3;
 /** Bound of the per-member "told it was removed" rate-limit table. */
@@ -266,6 +277,14 @@ export class MembershipMachine {
         readonly reachability: Reachability;
         readonly unreachable: Member[];
         readonly upTogether: Member[];
+      }
+    | undefined;
+  /** isLeaderAmongReachable() of the members and table it was computed from. */
+  private leaderAmongReachableCache:
+    | {
+        readonly members: readonly Member[];
+        readonly reachability: Reachability;
+        readonly result: boolean;
       }
     | undefined;
   /** Members by canonical string, per member list (memberByKey). */
@@ -670,8 +689,10 @@ export class MembershipMachine {
       if (target === undefined) return;
       // A target that has not seen this version usually holds it already (the broadcast
       // after each change reaches every member): it gets our seen set, and asks for the
-      // full gossip by its older status only if it lacks the version.
-      this.sendStatus(target.node, target.send === "gossip");
+      // full gossip by its full status only if it holds another version. The version
+      // goes as its hash (it can have an entry per member; gossip-logic.ts, "Hashed
+      // status"); replies, which a member of an earlier version must understand, never.
+      this.sendStatus(target.node, target.send === "gossip", true);
     }
   }
 
@@ -976,9 +997,15 @@ export class MembershipMachine {
     );
   }
 
-  /** The SBR of each side decides on that side's leader: the first reachable up member. */
+  /**
+   * The SBR of each side decides on that side's leader: the first reachable up member.
+   * Asked every leader tick: recomputed only when the members or the table changed.
+   */
   private isLeaderAmongReachable(): boolean {
     const g = this.ms.latestGossip;
+    const c = this.leaderAmongReachableCache;
+    if (c !== undefined && c.members === g.members && c.reachability === g.overview.reachability)
+      return c.result;
     const unreachable =
       g.overview.reachability.records.length === 0
         ? new Set<string>()
@@ -987,7 +1014,13 @@ export class MembershipMachine {
       (m) =>
         !unreachable.has(key(m.uniqueAddress)) && (m.status === "up" || m.status === "leaving"),
     );
-    return first !== undefined && key(first.uniqueAddress) === key(this.self);
+    const result = first !== undefined && key(first.uniqueAddress) === key(this.self);
+    this.leaderAmongReachableCache = {
+      members: g.members,
+      reachability: g.overview.reachability,
+      result,
+    };
+    return result;
   }
 
   private applyDowning(
@@ -1012,10 +1045,10 @@ export class MembershipMachine {
   private onMessage(from: UniqueAddress, m: MembershipMessage): void {
     switch (m.kind) {
       case MembershipKind.Gossip:
-        this.onGossip(from, m.to, m.gossip);
+        this.onGossip(from, m.to, m.gossip, m.membersHash);
         return;
       case MembershipKind.GossipStatus:
-        this.onStatus(from, m.version, m.seenDigest, m.seen);
+        this.onStatus(from, m.version, m.seenDigest, m.seen, m.versionHash, m.membersHash);
         return;
       case MembershipKind.Join:
         this.onJoinRequest(from, m.roles, m.appVersion);
@@ -1064,7 +1097,12 @@ export class MembershipMachine {
     }
   }
 
-  private onGossip(from: UniqueAddress, to: string, gossip: Gossip): void {
+  private onGossip(
+    from: UniqueAddress,
+    to: string,
+    gossip: Gossip,
+    membersHash: readonly [number, number] | undefined,
+  ): void {
     let toNode: UniqueAddress;
     try {
       toNode = parseUniqueAddress(to);
@@ -1073,7 +1111,13 @@ export class MembershipMachine {
     }
     const r = receiveGossip(
       this.ms,
-      { from, to: toNode, gossip, sentAtMs: this.nowMs },
+      {
+        from,
+        to: toNode,
+        gossip,
+        sentAtMs: this.nowMs,
+        ...(membersHash === undefined ? {} : { membersHash }),
+      },
       this.nowMs,
       {
         gossipTimeToLiveMs: this.settings.gossipTimeToLiveMs,
@@ -1091,33 +1135,43 @@ export class MembershipMachine {
     this.setState(r.state, r.events);
     if (r.replyTo === undefined) return;
     if (r.replyWith === "seen") this.sendStatus(r.replyTo, true);
-    else this.sendGossip(r.replyTo);
+    else this.sendGossip(r.replyTo, r.replyCompact);
   }
 
   private onStatus(
     from: UniqueAddress,
-    version: [string, number][],
+    version: readonly (readonly [string, number])[],
     seenDigest: number,
     seen: readonly number[] | undefined,
+    versionHash: readonly [number, number] | undefined,
+    membersHash: readonly [number, number] | undefined,
   ): void {
-    let v: ReturnType<typeof vectorClockOf>;
-    try {
-      v = vectorClockOf(version);
-    } catch {
-      return;
-    }
+    let v = statusClocks.get(version);
+    if (v === undefined && versionHash !== undefined) v = emptyVectorClock; // not read
+    if (v === undefined)
+      try {
+        v = vectorClockOf(version);
+        // a frozen array (a decoded status shared by its bytes) cannot change: keep its clock
+        if (Object.isFrozen(version)) statusClocks.set(version, v);
+      } catch {
+        return;
+      }
     if (hasTombstone(this.ms.latestGossip, from)) {
       this.tellRemovedMember(from);
       return;
     }
-    const status =
-      seen === undefined
-        ? { from, version: v, seenDigest }
-        : { from, version: v, seenDigest, seen };
+    const status = {
+      from,
+      version: v,
+      seenDigest,
+      ...(seen === undefined ? {} : { seen }),
+      ...(versionHash === undefined ? {} : { versionHash }),
+      ...(membersHash === undefined ? {} : { membersHash }),
+    };
     const reply = receiveGossipStatus(this.ms, status);
     if ((reply.type === "none" || reply.type === "send-seen") && reply.state !== undefined)
       this.setState(reply.state, []);
-    if (reply.type === "send-gossip") this.sendGossip(reply.to);
+    if (reply.type === "send-gossip") this.sendGossip(reply.to, reply.compact);
     else if (reply.type === "send-status") this.sendStatus(reply.to);
     else if (reply.type === "send-seen") this.sendStatus(reply.to, true);
   }
@@ -1222,25 +1276,38 @@ export class MembershipMachine {
     });
   }
 
-  private sendGossip(to: UniqueAddress): void {
+  /** The full gossip; `compact`: without the member list (the receiver holds it). */
+  private sendGossip(to: UniqueAddress, compact = false): void {
     if (key(to) === key(this.self)) return;
+    const gossip = this.ms.latestGossip;
     this.send(to.address, {
       kind: MembershipKind.Gossip,
       to: key(to),
-      gossip: this.ms.latestGossip,
+      gossip,
+      membersHash: membersHashOf(gossip.members),
+      ...(compact ? { compact } : {}),
     });
   }
 
-  /** Our status; with `withSeen` our seen set too (a seen status). */
-  private sendStatus(to: UniqueAddress, withSeen = false): void {
-    const s = gossipStatusOf(this.ms, withSeen);
-    const version = s.version.entries.map(([k, c]): [string, number] => [k, c]);
-    this.send(
-      to.address,
-      s.seen === undefined
-        ? { kind: MembershipKind.GossipStatus, version, seenDigest: s.seenDigest }
-        : { kind: MembershipKind.GossipStatus, version, seenDigest: s.seenDigest, seen: s.seen },
-    );
+  /**
+   * Our status; with `withSeen` our seen set too (a seen status); `hashed`: the version
+   * as its hash (a target that has seen it; gossip-logic.ts, "Hashed status").
+   */
+  private sendStatus(to: UniqueAddress, withSeen = false, hashed = false): void {
+    const s = gossipStatusOf(this.ms, withSeen, hashed);
+    // the clock's own frozen entries: one array per version, so its encoding is kept
+    const version = s.versionHash === undefined ? s.version.entries : NO_CLOCK_ENTRIES;
+    this.send(to.address, {
+      kind: MembershipKind.GossipStatus,
+      version,
+      seenDigest: s.seenDigest,
+      ...(s.seen === undefined ? {} : { seen: s.seen }),
+      // the answer to a full status may be a gossip, compact if the member lists agree;
+      // a hashed status is answered by a status at most
+      ...(s.versionHash === undefined
+        ? { membersHash: membersHashOf(this.ms.latestGossip.members) }
+        : { versionHash: s.versionHash }),
+    });
   }
 
   private send(to: Address, message: MembershipMessage, urgent = false): void {

@@ -25,13 +25,34 @@ export const MembershipKind = {
 export type MembershipKind = (typeof MembershipKind)[keyof typeof MembershipKind];
 
 export type MembershipMessage =
-  | { readonly kind: typeof MembershipKind.Gossip; readonly to: string; readonly gossip: Gossip }
+  | {
+      readonly kind: typeof MembershipKind.Gossip;
+      readonly to: string;
+      readonly gossip: Gossip;
+      /**
+       * The sender's hash of the gossip's member list (gossip.ts membersHashOf); its
+       * presence says the sender can receive a compact gossip (gossip-logic.ts).
+       */
+      readonly membersHash?: readonly [number, number];
+      /** Sent without the member list: the receiver holds the members of `membersHash`. */
+      readonly compact?: boolean;
+    }
   | {
       readonly kind: typeof MembershipKind.GossipStatus;
-      readonly version: [string, number][];
+      readonly version: readonly (readonly [string, number])[];
       readonly seenDigest: number;
       /** A seen status: the sender's seen set over the version's members (gossip.ts seenBitsOf). */
       readonly seen?: readonly number[];
+      /**
+       * A hashed status (gossip-logic.ts versionHashOf): the version as its 64-bit hash, sent
+       * to a member that has seen it; `version` is then empty and means nothing.
+       */
+      readonly versionHash?: readonly [number, number];
+      /**
+       * The sender's hash of its member list (gossip.ts membersHashOf): the gossip that
+       * answers this status may then be compact (gossip-logic.ts, "Compact gossip").
+       */
+      readonly membersHash?: readonly [number, number];
     }
   | {
       readonly kind: typeof MembershipKind.Join;

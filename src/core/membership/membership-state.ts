@@ -29,6 +29,7 @@ import {
   isAllReachable,
   isReachable,
   isReachableBy,
+  isUnreachableOrTerminated,
   type Reachability,
   removeNodes,
   removeObservers,
@@ -127,14 +128,26 @@ export function dcReachabilityExcludingDownedObservers(s: MembershipState): Reac
   // no rows: nothing to remove (the common case, without a walk over the members)
   if (s.latestGossip.overview.reachability.records.length === 0)
     return s.latestGossip.overview.reachability;
-  const excluded = s.latestGossip.members
+  const g = s.latestGossip;
+  const memo = excludingDownedMemo.get(g.overview.reachability);
+  if (memo !== undefined && memo.members === g.members && memo.dc === s.selfDc) return memo.result;
+  const excluded = g.members
     .filter((m) => m.status === "down" || m.dataCenter !== s.selfDc)
     .map((m) => m.uniqueAddress);
-  return removeNodes(
-    removeObservers(s.latestGossip.overview.reachability, excluded),
-    nodesOutsideDc(s),
-  );
+  const result = removeNodes(removeObservers(g.overview.reachability, excluded), nodesOutsideDc(s));
+  excludingDownedMemo.set(g.overview.reachability, { members: g.members, dc: s.selfDc, result });
+  return result;
 }
+
+/**
+ * dcReachabilityExcludingDownedObservers per table, with the members and DC it was
+ * computed for: convergence, leader and reachability checks ask it on every gossip and
+ * tick while there are rows. Tables are immutable; the WeakMap keeps none alive.
+ */
+const excludingDownedMemo = new WeakMap<
+  Reachability,
+  { readonly members: readonly Member[]; readonly dc: string; readonly result: Reachability }
+>();
 
 /** Reachability without any row involving a node of another data center. */
 export function dcReachabilityNoOutsideNodes(s: MembershipState): Reachability {
@@ -262,13 +275,56 @@ const leaderMemo = new WeakMap<
   { readonly self: UniqueAddress; readonly dc: string; readonly leader: UniqueAddress | undefined }
 >();
 
+/**
+ * The last leader per member list, with the unreachable nodes it was computed with: the
+ * leader depends on the members and on which of them are unreachable only, and while
+ * observations of a crash spread every received gossip is a new one (a new table) over
+ * the same member list and mostly the same unreachable nodes.
+ */
+const leaderByMembersMemo = new WeakMap<
+  readonly Member[],
+  {
+    readonly self: UniqueAddress;
+    readonly dc: string;
+    readonly unreachable: readonly UniqueAddress[];
+    readonly leader: UniqueAddress | undefined;
+  }
+>();
+
+function sameNodes(a: readonly UniqueAddress[], b: readonly UniqueAddress[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** The leader of the self DC (see leaderOf). */
 export function leader(s: MembershipState): UniqueAddress | undefined {
-  const memo = leaderMemo.get(s.latestGossip);
+  const g = s.latestGossip;
+  const memo = leaderMemo.get(g);
   if (memo !== undefined && memo.self === s.selfUniqueAddress && memo.dc === s.selfDc)
     return memo.leader;
-  const l = leaderOf(s, s.latestGossip.members);
-  leaderMemo.set(s.latestGossip, { self: s.selfUniqueAddress, dc: s.selfDc, leader: l });
+  // leaderOf reads the unreachable nodes of dcReachability only
+  const unreachable = allUnreachableOrTerminated(dcReachability(s));
+  const byMembers = leaderByMembersMemo.get(g.members);
+  let l: UniqueAddress | undefined;
+  if (
+    byMembers !== undefined &&
+    byMembers.self === s.selfUniqueAddress &&
+    byMembers.dc === s.selfDc &&
+    sameNodes(byMembers.unreachable, unreachable)
+  )
+    l = byMembers.leader;
+  else {
+    l = leaderOf(s, g.members);
+    leaderByMembersMemo.set(g.members, {
+      self: s.selfUniqueAddress,
+      dc: s.selfDc,
+      unreachable,
+      leader: l,
+    });
+  }
+  leaderMemo.set(g, { self: s.selfUniqueAddress, dc: s.selfDc, leader: l });
   return l;
 }
 
@@ -293,14 +349,22 @@ export function isInSameDc(s: MembershipState, node: UniqueAddress): boolean {
 }
 
 /**
- * True if gossip may be sent to `node`: never to self, never to a node self observes as
- * unreachable (nodes others see as unreachable are still valid targets).
+ * True if gossip may be sent to `node`: never to self, never to a node that a non-down
+ * observer records as unreachable or terminated (for a member of another DC: any non-down
+ * observer), as Akka does since 2.6. Such a node usually does not answer (a crashed
+ * member: until it is removed, every member would keep sending it statuses, and after a
+ * failure wave most gossip rounds went to the dead); a reachable member it is cut off
+ * from still answers its statuses (receiveGossipStatus checks only the receiver's own
+ * observation), so it catches up by pulling.
  */
 export function validNodeForGossip(s: MembershipState, node: UniqueAddress): boolean {
-  return (
-    !uniqueAddressEquals(node, s.selfUniqueAddress) &&
-    isReachableBy(s.latestGossip.overview.reachability, s.selfUniqueAddress, node)
-  );
+  if (uniqueAddressEquals(node, s.selfUniqueAddress)) return false;
+  // pairwise first: what self observes itself (also when self is down and excluded below)
+  if (!isReachableBy(s.latestGossip.overview.reachability, s.selfUniqueAddress, node)) return false;
+  const member = findMember(s.latestGossip, node);
+  if (member === undefined) return false;
+  if (member.dataCenter !== s.selfDc) return isReachableExcludingDownedObservers(s, node);
+  return !isUnreachableOrTerminated(dcReachabilityExcludingDownedObservers(s), node);
 }
 
 /**

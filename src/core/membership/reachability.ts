@@ -223,15 +223,53 @@ function subjectsWith(r: Reachability, statuses: readonly ReachabilityStatus[]):
   return sortedUnique(subjects, compareUniqueAddresses);
 }
 
-/** Subjects some observer says are unreachable, excluding terminated ones (sorted). */
-export function allUnreachable(r: Reachability): UniqueAddress[] {
-  const terminated = new Set(subjectsWith(r, ["terminated"]).map(uniqueAddressToString));
-  return subjectsWith(r, ["unreachable"]).filter((s) => !terminated.has(uniqueAddressToString(s)));
+/**
+ * The aggregate queries per table: every tick and every received gossip asks them of a
+ * table that usually did not change (tables are immutable; the WeakMaps keep none alive).
+ */
+const unreachableMemo = new WeakMap<Reachability, readonly UniqueAddress[]>();
+const unreachableOrTerminatedMemo = new WeakMap<Reachability, readonly UniqueAddress[]>();
+const NO_NODES: readonly UniqueAddress[] = Object.freeze([]);
+
+/** Subjects some observer says are unreachable, excluding terminated ones (sorted; frozen). */
+export function allUnreachable(r: Reachability): readonly UniqueAddress[] {
+  if (r.records.length === 0) return NO_NODES;
+  let out = unreachableMemo.get(r);
+  if (out === undefined) {
+    const terminated = new Set(subjectsWith(r, ["terminated"]).map(uniqueAddressToString));
+    out = Object.freeze(
+      subjectsWith(r, ["unreachable"]).filter((s) => !terminated.has(uniqueAddressToString(s))),
+    );
+    unreachableMemo.set(r, out);
+  }
+  return out;
 }
 
-/** Subjects some observer says are unreachable or terminated (sorted). */
-export function allUnreachableOrTerminated(r: Reachability): UniqueAddress[] {
-  return subjectsWith(r, ["unreachable", "terminated"]);
+/** Subjects some observer says are unreachable or terminated (sorted; frozen). */
+export function allUnreachableOrTerminated(r: Reachability): readonly UniqueAddress[] {
+  if (r.records.length === 0) return NO_NODES;
+  let out = unreachableOrTerminatedMemo.get(r);
+  if (out === undefined) {
+    out = Object.freeze(subjectsWith(r, ["unreachable", "terminated"]));
+    unreachableOrTerminatedMemo.set(r, out);
+  }
+  return out;
+}
+
+const unreachableOrTerminatedKeysMemo = new WeakMap<Reachability, ReadonlySet<string>>();
+
+/**
+ * True if some observer says `subject` is unreachable or terminated (the aggregate of
+ * allUnreachableOrTerminated, by a set kept per table: O(1) per question).
+ */
+export function isUnreachableOrTerminated(r: Reachability, subject: UniqueAddress): boolean {
+  if (r.records.length === 0) return false;
+  let keys = unreachableOrTerminatedKeysMemo.get(r);
+  if (keys === undefined) {
+    keys = new Set(allUnreachableOrTerminated(r).map(uniqueAddressToString));
+    unreachableOrTerminatedKeysMemo.set(r, keys);
+  }
+  return keys.has(uniqueAddressToString(subject));
 }
 
 /** Subjects `observer` says are unreachable (not terminated), sorted. */
@@ -274,10 +312,11 @@ export function removeNodes(r: Reachability, nodes: Iterable<UniqueAddress>): Re
   const gone = new Set([...nodes].map(uniqueAddressToString));
   if (gone.size === 0) return r;
   const has = (n: UniqueAddress) => gone.has(uniqueAddressToString(n));
-  return freezeTable(
-    r.records.filter((rec) => !has(rec.observer) && !has(rec.subject)),
-    r.versions.filter((v) => !has(v.observer)),
-  );
+  const records = r.records.filter((rec) => !has(rec.observer) && !has(rec.subject));
+  const versions = r.versions.filter((v) => !has(v.observer));
+  // nothing removed: the table itself (readers memoize by identity)
+  if (records.length === r.records.length && versions.length === r.versions.length) return r;
+  return freezeTable(records, versions);
 }
 
 /** The table without the rows and versions of the observers `nodes`. */
@@ -285,10 +324,11 @@ export function removeObservers(r: Reachability, nodes: Iterable<UniqueAddress>)
   const gone = new Set([...nodes].map(uniqueAddressToString));
   if (gone.size === 0) return r;
   const has = (n: UniqueAddress) => gone.has(uniqueAddressToString(n));
-  return freezeTable(
-    r.records.filter((rec) => !has(rec.observer)),
-    r.versions.filter((v) => !has(v.observer)),
-  );
+  const records = r.records.filter((rec) => !has(rec.observer));
+  const versions = r.versions.filter((v) => !has(v.observer));
+  // nothing removed: the table itself (readers memoize by identity)
+  if (records.length === r.records.length && versions.length === r.versions.length) return r;
+  return freezeTable(records, versions);
 }
 
 /** The table with only the rows satisfying `keep` (versions unchanged). */
@@ -326,29 +366,52 @@ function pickRows(
  * Merge of `left` and `right` restricted to the nodes in `allowed` (the merged members):
  * per allowed observer, the rows of the side with the higher observer version (right
  * on a tie; rows of one side only if that side's version is strictly higher), keeping
- * rows whose subject is allowed; observer version = max of both sides.
+ * rows whose subject is allowed; observer version = max of both sides. A result equal to
+ * one side is that side's table (the same object), so readers see by identity that
+ * nothing changed. Only observers with a version can have rows (table invariant), so the
+ * walk is over the two version lists, not over all allowed nodes.
  */
 export function mergeReachability(
   left: Reachability,
   allowed: Iterable<UniqueAddress>,
   right: Reachability,
 ): Reachability {
-  const observers = sortedUnique(allowed, compareUniqueAddresses);
-  const allowedKeys = new Set(observers.map(uniqueAddressToString));
+  const allowedKeys = new Set<string>();
+  for (const n of allowed) allowedKeys.add(uniqueAddressToString(n));
   const records: ReachabilityRecord[] = [];
   const versions: ObserverVersion[] = [];
   const leftRows = rowsByObserver(left);
   const rightRows = rowsByObserver(right);
-  for (const observer of observers) {
-    const k = uniqueAddressToString(observer);
-    const v1 = observerVersion(left, observer);
-    const v2 = observerVersion(right, observer);
+  const lv = left.versions;
+  const rv = right.versions;
+  let i = 0;
+  let j = 0;
+  while (i < lv.length || j < rv.length) {
+    const x = lv[i];
+    const y = rv[j];
+    const c =
+      x === undefined ? 1 : y === undefined ? -1 : compareUniqueAddresses(x.observer, y.observer);
+    const observer = (c <= 0 ? x : y) as ObserverVersion;
+    const v1 = c <= 0 ? (x as ObserverVersion).version : 0;
+    const v2 = c >= 0 ? (y as ObserverVersion).version : 0;
+    if (c <= 0) i++;
+    if (c >= 0) j++;
+    const k = uniqueAddressToString(observer.observer);
+    if (!allowedKeys.has(k)) continue;
     const rows = pickRows(leftRows.get(k) ?? [], v1, rightRows.get(k) ?? [], v2);
     for (const rec of rows) {
       if (allowedKeys.has(uniqueAddressToString(rec.subject))) records.push(rec);
     }
-    const version = Math.max(v1, v2);
-    if (version > 0) versions.push(Object.freeze({ observer, version }));
+    // the higher side's version object (the same object keeps a table equal to that side's)
+    versions.push(v1 >= v2 ? (x as ObserverVersion) : (y as ObserverVersion));
   }
+  if (sameElements(records, left.records) && sameElements(versions, left.versions)) return left;
+  if (sameElements(records, right.records) && sameElements(versions, right.versions)) return right;
   return freezeTable(records, versions);
+}
+
+function sameElements<T>(x: readonly T[], y: readonly T[]): boolean {
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
 }

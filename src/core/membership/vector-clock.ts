@@ -160,6 +160,7 @@ export function mergeClocks(a: VectorClock, b: VectorClock): VectorClock {
 export function compareClocks(a: VectorClock, b: VectorClock): ClockOrdering {
   const x = a.entries;
   const y = b.entries;
+  if (x === y) return ClockOrdering.Same;
   let aGreater = false;
   let bGreater = false;
   let i = 0;

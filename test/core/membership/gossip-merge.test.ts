@@ -15,11 +15,13 @@ import {
   hasMember,
   hasTombstone,
   mergeGossip,
+  sharingPartsOf,
 } from "../../../src/core/membership/gossip.js";
 import {
   type Member,
   memberFrom,
   UP_NUMBER_UNASSIGNED,
+  withStatus,
 } from "../../../src/core/membership/member.js";
 import { STATUS_MERGE_PRECEDENCE } from "../../../src/core/membership/member-ordering.js";
 import type { MemberStatus } from "../../../src/core/membership/member-status.js";
@@ -232,5 +234,83 @@ describe("gossip merge", () => {
         expect(Object.isFrozen(m) && Object.isFrozen(m.members)).toBe(true);
       }),
     );
+  });
+});
+
+describe("merge keeps the parts equal to one side by identity", () => {
+  const [x, y, z] = POOL as [UniqueAddress, UniqueAddress, UniqueAddress];
+  const up = (u: UniqueAddress, n: number) =>
+    memberFrom({ uniqueAddress: u, status: "up", roles: [], upNumber: n });
+  const members = [up(x, 1), up(y, 2), up(z, 3)];
+
+  it("two versions differing only in reachability share the members array of both", () => {
+    const base = gossipOf({ members, version: vectorClockOf([["leader", 1]]) });
+    const fromX = gossipOf({
+      members: base.members,
+      reachability: markUnreachable(emptyReachability, x, z),
+      version: vectorClockOf([
+        ["leader", 1],
+        [clockKeyOf(x), 1],
+      ]),
+    });
+    const fromY = gossipOf({
+      members: base.members,
+      reachability: markUnreachable(emptyReachability, y, z),
+      version: vectorClockOf([
+        ["leader", 1],
+        [clockKeyOf(y), 1],
+      ]),
+    });
+    const sameMembers = { ...fromY, members: fromX.members } as Gossip;
+    const merged = mergeGossip(fromX, sameMembers);
+    expect(merged.members).toBe(fromX.members);
+    expect(merged.tombstones).toBe(fromX.tombstones);
+    expect(merged.overview.reachability.records).toHaveLength(2);
+    // a side that is newer in every observer: its table itself
+    const ahead = mergeGossip(fromX, gossipOf({ members, version: fromX.version }));
+    expect(ahead.overview.reachability).toBe(fromX.overview.reachability);
+  });
+
+  it("a member that changed on one side: that side's members array", () => {
+    const a = gossipOf({ members, version: vectorClockOf([["leader", 1]]) });
+    const b = gossipOf({
+      // the unchanged members are the same objects (as decoding interns them)
+      members: [
+        a.members[0] as Member,
+        withStatus(a.members[1] as Member, "leaving"),
+        a.members[2] as Member,
+      ],
+      version: vectorClockOf([["other", 1]]),
+    });
+    expect(mergeGossip(a, b).members).toBe(b.members);
+    expect(mergeGossip(b, a).members).toBe(b.members);
+  });
+});
+
+describe("sharingPartsOf", () => {
+  const [x, y] = POOL as [UniqueAddress, UniqueAddress];
+  const up = (u: UniqueAddress, n: number) =>
+    memberFrom({ uniqueAddress: u, status: "up", roles: [], upNumber: n });
+
+  it("takes the other's arrays and table for parts with the same elements, keeps the rest", () => {
+    const members = [up(x, 1), up(y, 2)];
+    const local = gossipOf({ members, seen: [x], version: vectorClockOf([["l", 1]]) });
+    const remote = gossipOf({
+      members,
+      seen: [y],
+      reachability: markUnreachable(emptyReachability, x, y),
+      version: vectorClockOf([["l", 2]]),
+    });
+    expect(remote.members).not.toBe(local.members);
+    const shared = sharingPartsOf(remote, local);
+    expect(shared.members).toBe(local.members);
+    expect(shared.tombstones).toBe(local.tombstones);
+    expect(shared.overview.reachability).toBe(remote.overview.reachability);
+    expect(shared.overview.seen).toBe(remote.overview.seen);
+    expect(shared.version).toBe(remote.version);
+    expect(sharingPartsOf(shared, local)).toBe(shared);
+    // another member object: nothing to share
+    const changed = gossipOf({ members: [up(x, 1), up(y, 3)] });
+    expect(sharingPartsOf(changed, local).members).toBe(changed.members);
   });
 });

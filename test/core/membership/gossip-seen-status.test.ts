@@ -9,8 +9,10 @@ import {
   gossipOf,
   incrementVersion,
   isSeenBitsOf,
+  membersHashOf,
   seenBitsOf,
   seenBy,
+  withReachability,
   withSeen,
   withSeenBits,
 } from "../../../src/core/membership/gossip.js";
@@ -18,10 +20,17 @@ import {
   gossipStatusOf,
   receiveGossip,
   receiveGossipStatus,
+  versionHashOf,
 } from "../../../src/core/membership/gossip-logic.js";
-import { memberFrom } from "../../../src/core/membership/member.js";
+import { memberFrom, withStatus } from "../../../src/core/membership/member.js";
 import { membershipStateOf } from "../../../src/core/membership/membership-state.js";
-import { nodeOf, type UniqueAddress } from "../../../src/core/membership/unique-address.js";
+import { emptyReachability, markUnreachable } from "../../../src/core/membership/reachability.js";
+import {
+  nodeOf,
+  type UniqueAddress,
+  uniqueAddressToString,
+} from "../../../src/core/membership/unique-address.js";
+import { vectorClockOf } from "../../../src/core/membership/vector-clock.js";
 
 const n = (host: string) => nodeOf("shardkit", "sys", host, 2552, 1);
 const hosts = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
@@ -100,5 +109,119 @@ describe("seen status", () => {
     expect(r.type).toBe("accepted");
     if (r.type !== "accepted") return;
     expect([r.comparison, r.replyTo, r.replyWith]).toEqual(["newer", b, "seen"]);
+  });
+});
+
+describe("hashed status", () => {
+  it("the hash depends on the version only, and differs between versions", () => {
+    const h = versionHashOf(base.version);
+    expect(versionHashOf(vectorClockOf([...base.version.entries]))).toEqual(h);
+    expect(versionHashOf(incrementVersion(base, "y").version)).not.toEqual(h);
+    expect(versionHashOf(incrementVersion(base, "x").version)).not.toEqual(h);
+    for (const x of h) expect(x >>> 0).toBe(x);
+  });
+
+  it("a receiver of the same version handles it as a status of its own version", () => {
+    const hashed = gossipStatusOf(state(b, [a, b]), false, true);
+    expect(hashed.versionHash).toEqual(versionHashOf(base.version));
+    expect(receiveGossipStatus(state(a, [a, b]), hashed)).toEqual({ type: "none" });
+    // the seen digests differ: our seen set goes back, as for a full digest
+    expect(receiveGossipStatus(state(a, [a]), hashed)).toEqual({
+      type: "send-seen",
+      to: b,
+      state: undefined,
+    });
+  });
+
+  it("a hashed seen status of the same version is merged like a full one", () => {
+    const status = gossipStatusOf(state(b, [b, c]), true, true);
+    expect(status.seen).toBeDefined();
+    const reply = receiveGossipStatus(state(a, [a]), status);
+    expect(reply.type).toBe("send-seen");
+    if (reply.type !== "send-seen") return;
+    expect(seenBy((reply.state ?? state(a, [a])).latestGossip)).toEqual([a, b, c]);
+  });
+
+  it("a receiver of another version, older or newer, answers with its full status", () => {
+    const newer = membershipStateOf({
+      latestGossip: withSeen(incrementVersion(base, "y"), b),
+      selfUniqueAddress: b,
+    });
+    const fromNewer = gossipStatusOf(newer, false, true);
+    expect(receiveGossipStatus(state(a, [a]), fromNewer)).toEqual({ type: "send-status", to: b });
+    const fromOlder = gossipStatusOf(state(b, [b]), false, true);
+    const ahead = membershipStateOf({ latestGossip: newer.latestGossip, selfUniqueAddress: a });
+    expect(receiveGossipStatus(ahead, fromOlder)).toEqual({ type: "send-status", to: b });
+    // that full status then decides as always: the older side asks, the newer one sends
+    expect(receiveGossipStatus(state(b, [b]), gossipStatusOf(ahead))).toEqual({
+      type: "send-status",
+      to: a,
+    });
+    expect(receiveGossipStatus(ahead, gossipStatusOf(state(b, [b])))).toEqual({
+      type: "send-gossip",
+      to: b,
+      compact: false,
+    });
+  });
+});
+
+describe("compact gossip", () => {
+  const withReach = (self: UniqueAddress, observer: UniqueAddress, subject: UniqueAddress) =>
+    membershipStateOf({
+      latestGossip: withSeen(
+        incrementVersion(
+          withReachability(base, markUnreachable(emptyReachability, observer, subject)),
+          uniqueAddressToString(observer),
+        ),
+        self,
+      ),
+      selfUniqueAddress: self,
+    });
+
+  it("the answer to a status whose member list hashes like ours goes without the members", () => {
+    const ours = withReach(a, a, c);
+    const theirs = {
+      ...gossipStatusOf(withReach(b, b, c)),
+      membersHash: membersHashOf(base.members),
+    };
+    expect(receiveGossipStatus(ours, theirs)).toEqual({
+      type: "send-gossip",
+      to: b,
+      compact: true,
+    });
+    // no hash (a member of an earlier version) or another member list: the whole gossip
+    expect(receiveGossipStatus(ours, gossipStatusOf(withReach(b, b, c)))).toEqual({
+      type: "send-gossip",
+      to: b,
+      compact: false,
+    });
+    const other = { ...theirs, membersHash: [1, 2] as const };
+    expect(receiveGossipStatus(ours, other)).toEqual({
+      type: "send-gossip",
+      to: b,
+      compact: false,
+    });
+  });
+
+  it("the merge sent back after a concurrent gossip is compact when the member lists agree", () => {
+    const remote = withReach(b, b, c).latestGossip;
+    const envelope = { from: b, to: a, gossip: remote, sentAtMs: 0 };
+    const r = receiveGossip(
+      withReach(a, a, c),
+      { ...envelope, membersHash: membersHashOf(remote.members) },
+      0,
+      { gossipTimeToLiveMs: 1_000 },
+    );
+    expect(r.type === "accepted" && r.comparison).toBe("concurrent");
+    expect(r.type === "accepted" && r.replyWith === "gossip" && r.replyCompact).toBe(true);
+    const whole = receiveGossip(withReach(a, a, c), envelope, 0, { gossipTimeToLiveMs: 1_000 });
+    expect(whole.type === "accepted" && whole.replyCompact).toBe(false);
+  });
+
+  it("the members hash depends on every member field, not on the array", () => {
+    const h = membersHashOf(base.members);
+    expect(membersHashOf([...base.members])).toEqual(h);
+    const leaving = base.members.map((m, i) => (i === 1 ? withStatus(m, "leaving") : m));
+    expect(membersHashOf(leaving)).not.toEqual(h);
   });
 });

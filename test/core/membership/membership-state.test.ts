@@ -77,14 +77,22 @@ describe("membership state", () => {
     expect(roleLeader(s, "none")).toBeUndefined();
   });
 
-  it("never gossips to self or to a node self sees as unreachable", () => {
+  it("never gossips to self or to a member some non-down observer sees as unreachable", () => {
     const r = markUnreachable(markUnreachable(emptyReachability, a, b), c, d);
     const g = gossipOf({
       members: [m(a, "up"), m(b, "up"), m(c, "up"), m(d, "up")],
       reachability: r,
     });
     const s = membershipStateOf({ latestGossip: g, selfUniqueAddress: a });
-    expect([a, b, c, d].map((x) => validNodeForGossip(s, x))).toEqual([false, false, true, true]);
+    // b: self observes it; d: c does (before Akka 2.6's rule, d was still a target)
+    expect([a, b, c, d].map((x) => validNodeForGossip(s, x))).toEqual([false, false, true, false]);
+    // the observation of a down observer does not count
+    const downC = gossipOf({
+      members: [m(a, "up"), m(b, "up"), m(c, "down"), m(d, "up")],
+      reachability: r,
+    });
+    const t = membershipStateOf({ latestGossip: downC, selfUniqueAddress: a });
+    expect([a, b, c, d].map((x) => validNodeForGossip(t, x))).toEqual([false, false, true, true]);
   });
 
   it("blocks convergence on an unreachable up member and on a terminated non-member", () => {
@@ -156,5 +164,34 @@ describe("membership state", () => {
       ["default", ["c"]],
     ]);
     expect(gossipTargetsForExitingMembers(s, [])).toEqual([]);
+  });
+});
+
+describe("leader over one member list and successive reachability tables", () => {
+  const [a, b, c, d] = ["a", "b", "c", "d"].map((h) => nodeOf("shardkit", "sys", h, 2552, 1)) as [
+    UniqueAddress,
+    UniqueAddress,
+    UniqueAddress,
+    UniqueAddress,
+  ];
+  const up = (u: UniqueAddress) => memberFrom({ uniqueAddress: u, status: "up", upNumber: 1 });
+  const members = gossipOf({ members: [up(a), up(b), up(c), up(d)] }).members;
+  const leaderWith = (r: ReturnType<typeof markUnreachable>, self = d) =>
+    leader(
+      membershipStateOf({
+        latestGossip: gossipOf({ members, reachability: r }),
+        selfUniqueAddress: self,
+      }),
+    )?.address.host;
+
+  it("follows which members are unreachable, whoever observes them", () => {
+    expect(leaderWith(emptyReachability)).toBe("a");
+    expect(leaderWith(markUnreachable(emptyReachability, b, a))).toBe("b");
+    // another table (another observer) with the same unreachable member: the same leader
+    expect(leaderWith(markUnreachable(emptyReachability, c, a))).toBe("b");
+    expect(leaderWith(markUnreachable(markUnreachable(emptyReachability, c, a), d, b))).toBe("c");
+    expect(leaderWith(markUnreachable(emptyReachability, c, d))).toBe("a");
+    // self counts even when unreachable
+    expect(leaderWith(markUnreachable(emptyReachability, c, a), a)).toBe("a");
   });
 });

@@ -136,3 +136,33 @@ describe("reachability cases", () => {
     expect(rows(mergeReachability(older, all, emptyReachability))).toEqual(["a->b"]);
   });
 });
+
+describe("reachability merge keeps a side's table when the result equals it", () => {
+  const a = nodeOf("shardkit", "sys", "a", 2552, 1);
+  const b = nodeOf("shardkit", "sys", "b", 2552, 1);
+  const c = nodeOf("shardkit", "sys", "c", 2552, 1);
+  const all = [a, b, c];
+
+  it("returns the newer side itself, left or right, and a new table for a real union", () => {
+    const older = markUnreachable(emptyReachability, a, b);
+    const newer = markUnreachable(older, a, c);
+    expect(mergeReachability(newer, all, older)).toBe(newer);
+    expect(mergeReachability(older, all, newer)).toBe(newer);
+    expect(mergeReachability(older, all, older)).toBe(older);
+    const other = markUnreachable(emptyReachability, c, b);
+    const union = mergeReachability(newer, all, other);
+    expect(union).not.toBe(newer);
+    expect(union).not.toBe(other);
+    expect(
+      union.records.map((r) => `${r.observer.address.host}->${r.subject.address.host}`),
+    ).toEqual(["a->b", "a->c", "c->b"]);
+  });
+
+  it("drops observers and subjects that are not allowed (a new table then)", () => {
+    const r = markUnreachable(markUnreachable(emptyReachability, a, b), c, a);
+    const merged = mergeReachability(r, [a, b], emptyReachability);
+    expect(merged).not.toBe(r);
+    expect(merged.records.map((x) => x.observer.address.host)).toEqual(["a"]);
+    expect(merged.versions.map((v) => v.observer.address.host)).toEqual(["a"]);
+  });
+});

@@ -332,16 +332,16 @@ interface Statement {
 }
 
 /**
- * The statement for `text`: named `shardkit_<hash of the text>` when `named`. node-postgres
- * prepares a named statement on a connection the first time it runs there and refuses
- * one name for two texts, hence a name derived from the whole text (which holds the
- * table prefix).
+ * The statement for `text`: named `shardkit_<hash>_<hash>` (two hashes of the text) when
+ * `named`. node-postgres prepares a named statement on a connection the first time it
+ * runs there and refuses one name for two texts, hence a name derived from the whole
+ * text (which holds the table prefix).
  */
 function statementOf(text: string, named: boolean): Statement {
   if (!named) return { text };
   const h1 = murmur3OfString(text, 1) >>> 0;
   const h2 = murmur3OfString(text, 2) >>> 0;
-  return { text, name: `shardkit_${h1.toString(36)}${h2.toString(36)}` };
+  return { text, name: `shardkit_${h1.toString(36)}_${h2.toString(36)}` };
 }
 
 function statements(t: PostgresTables, named: boolean) {

@@ -245,22 +245,18 @@ describe("merge keeps the parts equal to one side by identity", () => {
 
   it("two versions differing only in reachability share the members array of both", () => {
     const base = gossipOf({ members, version: vectorClockOf([["leader", 1]]) });
-    const fromX = gossipOf({
-      members: base.members,
-      reachability: markUnreachable(emptyReachability, x, z),
-      version: vectorClockOf([
-        ["leader", 1],
-        [clockKeyOf(x), 1],
-      ]),
-    });
-    const fromY = gossipOf({
-      members: base.members,
-      reachability: markUnreachable(emptyReachability, y, z),
-      version: vectorClockOf([
-        ["leader", 1],
-        [clockKeyOf(y), 1],
-      ]),
-    });
+    // `observer`'s own version: it marked z unreachable
+    const markedBy = (observer: UniqueAddress) =>
+      gossipOf({
+        members: base.members,
+        reachability: markUnreachable(emptyReachability, observer, z),
+        version: vectorClockOf([
+          ["leader", 1],
+          [clockKeyOf(observer), 1],
+        ]),
+      });
+    const fromX = markedBy(x);
+    const fromY = markedBy(y);
     const sameMembers = { ...fromY, members: fromX.members } as Gossip;
     const merged = mergeGossip(fromX, sameMembers);
     expect(merged.members).toBe(fromX.members);

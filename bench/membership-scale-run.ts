@@ -5,7 +5,8 @@
  * killed with kill -9 semantics, the survivors converge again), printing the phases'
  * virtual and wall times. For profiling: `node --cpu-prof --import tsx bench/membership-scale-run.ts 250`;
  * with `PROFILE_CRASH=<file>` in the environment, only the crash phase is profiled (a
- * `.cpuprofile` written to that file when the run ends; summarize it with profile-top.ts).
+ * `.cpuprofile` written to that file when the run ends; summarize it with profile-top.ts);
+ * with `PROFILE_STEADY=<file>`, only the 10 idle seconds after formation.
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -60,7 +61,19 @@ const formed = h.throttled(() => h.allUpAndConverged(names), 100);
 await h.until(() => progress() || formed(), 600_000);
 lap("formed");
 h.resetTraffic();
+const steadyProfileFile = process.env.PROFILE_STEADY;
+const steadyProfiler = steadyProfileFile === undefined ? undefined : new Session();
+if (steadyProfiler !== undefined) {
+  steadyProfiler.connect();
+  await steadyProfiler.post("Profiler.enable");
+  await steadyProfiler.post("Profiler.start");
+}
 await h.world.advance(10_000);
+if (steadyProfiler !== undefined && steadyProfileFile !== undefined) {
+  const { profile } = await steadyProfiler.post("Profiler.stop");
+  writeFileSync(steadyProfileFile, JSON.stringify(profile));
+  steadyProfiler.disconnect();
+}
 console.log(`steady gossip ${(h.traffic.gossip.bytes / size / 10).toFixed(1)} B/node/s`);
 lap("steady");
 const profileFile = process.env.PROFILE_CRASH;

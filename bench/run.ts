@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- <group> [<group>...] [--json] [--only=<metric prefix>,...]`: runs
  * benchmark groups (with --only, only the parts whose metrics start with one of the
- * prefixes, where the group supports it: sharding). Without a group it lists them. Run through `node --expose-gc` so memory figures are exact.
+ * prefixes, where the group supports it: sharding, failover, proxy). Without a group it lists them. Run through `node --expose-gc` so memory figures are exact.
  */
 import { type BenchGroup, formatTable, type Metric, setOnly } from "./harness.js";
 
@@ -13,6 +13,7 @@ const groups: Record<string, () => Promise<BenchGroup>> = {
   membership1000: async () => (await import("./membership-scale.js")).membershipScaleGroup,
   persistence: async () => (await import("./persistence.js")).persistenceGroup,
   sharding: async () => (await import("./sharding.js")).shardingGroup,
+  failover: async () => (await import("./sharding.js")).failoverGroup,
   ddata: async () => (await import("./ddata.js")).ddataGroup,
   bootstorm: async () => (await import("./bootstorm.js")).bootstormGroup,
   proxy: async () => (await import("./proxy.js")).proxyGroup,

@@ -38,7 +38,7 @@ const t0 = h.world.now;
 const lap = (what: string) =>
   console.log(
     `${what}: virtual ${Math.round(h.world.now - t0)} ms, wall ${Math.round(performance.now() - wall0)} ms, ` +
-      `cpu ${Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1000)} ms, ` +
+      `cpu ${Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1000)} ms, events ${h.world.stepsRun}, ` +
       `full gossips ${h.traffic.fullGossip.frames} (${(h.traffic.fullGossip.bytes / 1048576).toFixed(1)} MiB), gossip ${(h.traffic.gossip.bytes / 1048576).toFixed(1)} MiB, ` +
       `statuses ${h.traffic.gossip.frames - h.traffic.fullGossip.frames} (${((h.traffic.gossip.bytes - h.traffic.fullGossip.bytes) / 1048576).toFixed(1)} MiB)`,
   );

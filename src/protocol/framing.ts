@@ -11,7 +11,9 @@
  * non-overlapping views of it, so a batch costs one copy per payload and no allocation
  * until the buffer is full.
  */
+
 import { fail } from "../base/assert.js";
+import { allocBytes } from "../base/bytes.js";
 import { ConfigError } from "../base/errors.js";
 import { FrameTooLargeError } from "./errors.js";
 
@@ -240,7 +242,8 @@ export class FrameWriter {
     // A frame larger than a fresh buffer into an empty batch: exactly its size (it is
     // taken alone, and the buffer is dropped at take: no room left).
     if (pending === 0 && size > this.bufferSizeInitialBytes && need === size) cap = size;
-    const next = new Uint8Array(cap);
+    // Unspecified contents: a batch is a view of written bytes only (base/bytes.ts).
+    const next = allocBytes(cap);
     next.set(this.buf.subarray(this.start, this.end));
     this.buf = next;
     this.start = 0;

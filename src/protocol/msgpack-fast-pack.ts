@@ -24,6 +24,7 @@
  * than write into the region being filled. An exception from user code (a getter, a
  * proxy trap, RefCodec.isRef) propagates; nothing is committed then either.
  */
+import { allocBytes, type Utf8Writer, utf8WriterOf } from "../base/bytes.js";
 import { MESSAGE_DEPTH_MAX, SHARDKIT_EXTENSION_TYPE, TAG_REF } from "./msgpack-prepare.js";
 import type { RefCodec, WireRefData } from "./serialization.js";
 
@@ -46,6 +47,8 @@ const encoder = new TextEncoder();
 export class FastPacker {
   private buf: Uint8Array = EMPTY;
   private view: DataView = new DataView(EMPTY.buffer);
+  /** On Node, a Buffer over `buf` for long strings (base/bytes.ts). */
+  private utf8: Utf8Writer | undefined = undefined;
   private pos = 0;
   private busy = false;
 
@@ -76,8 +79,10 @@ export class FastPacker {
   }
 
   private newSlab(): void {
-    this.buf = new Uint8Array(SLAB_BYTES);
-    this.view = new DataView(this.buf.buffer);
+    // Unspecified contents: a message is a view of written bytes only (base/bytes.ts).
+    this.buf = allocBytes(SLAB_BYTES);
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
+    this.utf8 = utf8WriterOf(this.buf);
     this.pos = 0;
   }
 
@@ -291,6 +296,7 @@ export class FastPacker {
     const b = this.buf;
     let q: number;
     if (units < JS_STRING_UNITS_MAX) q = writeUtf8Js(s, b, at);
+    else if (this.utf8 !== undefined) q = at + this.utf8.utf8Write(s, at, units * 3);
     else q = at + encoder.encodeInto(s, b.subarray(at, at + units * 3)).written;
     const bytes = q - at;
     const need = bytes < 0x20 ? 1 : bytes < 0x100 ? 2 : bytes < 0x10000 ? 3 : 5;

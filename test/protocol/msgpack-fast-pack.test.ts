@@ -28,7 +28,17 @@ const stringArb = fc.oneof(
   anyUnits(70),
   fc.integer({ min: 0, max: 300 }).map((n) => "x".repeat(n)),
   fc.integer({ min: 0x18, max: 0x48 }).map((n) => "é".repeat(n)),
-  fc.constantFrom("\uD800", "a\uDC00b", "\uFEFFbom", "😀".repeat(40), "€".repeat(90)),
+  fc.constantFrom(
+    "\uD800",
+    "a\uDC00b",
+    "\uFEFFbom",
+    "😀".repeat(40),
+    "€".repeat(90),
+    // lone surrogates in strings long enough for the platform encoder (U+FFFD there)
+    `${"x".repeat(70)}\uD800`,
+    "\uDC00".repeat(100),
+    `${"é".repeat(40)}\uD83D${"y".repeat(40)}`,
+  ),
 );
 /** Keys the fast path leaves to the general path on purpose are tested separately. */
 const keyArb = stringArb.filter((k) => !["__proto__", "constructor", "hasOwnProperty"].includes(k));

@@ -229,6 +229,33 @@ describe("FastUnpacker", () => {
     expect(sameOutcome(fast.toBinary("a\uD800b"))).toBeUndefined();
   });
 
+  it("long strings: a non-ASCII or invalid byte at any position and alignment is seen", () => {
+    // Strings of 16 bytes and more are checked a 4-byte word at a time: put the one
+    // byte >= 0x80 at every position (the words, the tail), behind 0-7 bytes of offset.
+    for (let length = 15; length <= 41; length++)
+      for (let at = 0; at < length; at++)
+        for (const high of [0xff, 0x80, 0xc3]) {
+          const body = new Uint8Array(length).fill(0x61);
+          body[at] = high;
+          const bytes = Uint8Array.from([0xd9, length, ...body]);
+          for (let offset = 0; offset < 8; offset++) {
+            const source = new Uint8Array(offset + bytes.length).fill(0x20);
+            source.set(bytes, offset);
+            const f = outcome(() => fast.fromBinaryRange(source, offset, source.length));
+            const g = outcome(() => general.fromBinaryRange(source, offset, source.length));
+            expect(f.ok, `length ${length}, byte ${high} at ${at}, offset ${offset}`).toBe(g.ok);
+            if (f.ok && g.ok) expect(f.value).toBe(g.value);
+          }
+        }
+    // ... and an ASCII string of each length decodes through the fast path as itself
+    for (let length = 15; length <= 41; length++) {
+      const s = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ".slice(0, length);
+      const bytes = fast.toBinary(s);
+      expect(fastTakes(bytes)).toBe(true);
+      expect(fast.fromBinary(bytes)).toBe(s);
+    }
+  });
+
   it("depth: MESSAGE_DEPTH_MAX levels decode, one more is refused as before", () => {
     const ok = Uint8Array.from([...new Array(999).fill(0x91), 0x01]);
     expect(fastTakes(ok)).toBe(true);

@@ -15,6 +15,12 @@ export interface Metric {
 export interface BenchGroup {
   readonly name: string;
   readonly description: string;
+  /**
+   * Node flags the group's process must run with (bench/run.ts runs the group in a child
+   * process with them when this one lacks them), e.g. a heap setting the group's figures
+   * are measured with.
+   */
+  readonly nodeFlags?: readonly string[];
   run(report: (m: Metric) => void): Promise<void>;
 }
 

@@ -6,7 +6,9 @@
  * virtual and wall times. For profiling: `node --cpu-prof --import tsx bench/membership-scale-run.ts 250`;
  * with `PROFILE_CRASH=<file>` in the environment, only the crash phase is profiled (a
  * `.cpuprofile` written to that file when the run ends; summarize it with profile-top.ts);
- * with `PROFILE_STEADY=<file>`, only the 10 idle seconds after formation.
+ * with `PROFILE_STEADY=<file>`, only the 10 idle seconds after formation; with
+ * `PROFILE_CRASH_HEAP=<file>`, a sampling allocation profile (`.heapprofile`, garbage
+ * included) of the crash phase.
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -78,11 +80,26 @@ console.log(`steady gossip ${(h.traffic.gossip.bytes / size / 10).toFixed(1)} B/
 lap("steady");
 const profileFile = process.env.PROFILE_CRASH;
 const profiler = profileFile === undefined ? undefined : new Session();
+/** `PROFILE_CRASH_HEAP=<file>`: a sampling allocation profile of the crash phase. */
+const heapFile = process.env.PROFILE_CRASH_HEAP;
+const heapProfiler = heapFile === undefined ? undefined : new Session();
 if (crashPct > 0) {
   if (profiler !== undefined) {
     profiler.connect();
     await profiler.post("Profiler.enable");
     await profiler.post("Profiler.start");
+  }
+  if (heapProfiler !== undefined) {
+    heapProfiler.connect();
+    await heapProfiler.post("HeapProfiler.enable");
+    // garbage included: where the collector's work comes from (flags newer than the
+    // inspector typings of @types/node)
+    const post = heapProfiler.post.bind(heapProfiler) as (m: string, p: object) => Promise<unknown>;
+    await post("HeapProfiler.startSampling", {
+      samplingInterval: 65_536,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
   }
   h.resetTraffic();
   const victims = names.slice(size - Math.round((size * crashPct) / 100));
@@ -111,6 +128,10 @@ if (crashPct > 0) {
   await h.until(() => crashProgress() || reconverged(), 600_000);
   console.log(`reconverged after ${Math.round(h.world.now - t1)} ms virtual`);
   lap("reconverged");
+  if (heapProfiler !== undefined && heapFile !== undefined) {
+    const { profile } = await heapProfiler.post("HeapProfiler.stopSampling");
+    writeFileSync(heapFile, JSON.stringify(profile));
+  }
   if (profiler !== undefined && profileFile !== undefined) {
     const { profile } = await profiler.post("Profiler.stop");
     writeFileSync(profileFile, JSON.stringify(profile));

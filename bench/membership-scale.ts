@@ -71,8 +71,18 @@ export function fullGossipBytes(h: MeteredSimCluster, name: string): number {
   return payload.length + 6;
 }
 
+/**
+ * The simulator allocates a few hundred MB per second of short-lived objects (messages,
+ * decoded gossip, events) at this size; with V8's default young generation a quarter of
+ * the run was garbage collection. 128 MiB semi-spaces cut the whole run by about 10 %
+ * (docs/cluster-scale.md, "Session 16"). A setting of the simulating process, not of
+ * shardkit.
+ */
+const SIMULATOR_NODE_FLAGS = ["--max-semi-space-size=128"] as const;
+
 export const membershipScaleGroup: BenchGroup = {
   name: "membership1000",
+  nodeFlags: SIMULATOR_NODE_FLAGS,
   description: "1 000 members in the simulator: form, converge, 10 % crash, converge again",
   async run(report: (m: Metric) => void) {
     const wall0 = performance.now();

@@ -3,6 +3,7 @@
  * benchmark groups (with --only, only the parts whose metrics start with one of the
  * prefixes, where the group supports it: sharding, failover, proxy). Without a group it lists them. Run through `node --expose-gc` so memory figures are exact.
  */
+import { spawnSync } from "node:child_process";
 import { type BenchGroup, formatTable, type Metric, setOnly } from "./harness.js";
 
 const groups: Record<string, () => Promise<BenchGroup>> = {
@@ -23,6 +24,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const json = args.includes("--json");
   const names = args.filter((a) => !a.startsWith("--"));
+  const flagArgs = args.filter((a) => a.startsWith("--"));
   const onlyArg = args.find((a) => a.startsWith("--only="));
   if (onlyArg)
     setOnly(
@@ -47,6 +49,20 @@ async function main(): Promise<void> {
       return;
     }
     const group = await load();
+    const missing = (group.nodeFlags ?? []).filter((f) => !process.execArgv.includes(f));
+    if (missing.length > 0) {
+      // this group alone, in a child process with the flags it needs
+      const child = spawnSync(
+        process.execPath,
+        [...process.execArgv, ...missing, process.argv[1] as string, name, ...flagArgs],
+        { stdio: "inherit" },
+      );
+      if (child.status !== 0) {
+        process.exitCode = child.status ?? 1;
+        return;
+      }
+      continue;
+    }
     const rows: Metric[] = [];
     if (!json) process.stdout.write(`# ${group.name}: ${group.description}\n`);
     await group.run((m) => {

@@ -63,10 +63,12 @@ import {
   type Gossip,
   hasMember,
   hasTombstone,
+  isMultiDc,
   isSeenBitsOf,
   membersHashOf,
   mergeGossip,
   mergeSeen,
+  SEEN_BITS_PER_ELEMENT,
   sameHash,
   seenBitsExceed,
   seenBitsOf,
@@ -75,8 +77,9 @@ import {
   withSeen,
   withSeenBits,
 } from "./gossip.js";
-import { dcMembers, type MembershipState, validNodeForGossip } from "./membership-state.js";
-import { isReachableBy } from "./reachability.js";
+import type { Member } from "./member.js";
+import { type MembershipState, validNodeForGossip } from "./membership-state.js";
+import { isReachableBy, type Reachability } from "./reachability.js";
 import {
   type UniqueAddress,
   uniqueAddressEquals,
@@ -168,22 +171,83 @@ interface GossipCandidates {
  */
 const candidatesMemo = new WeakMap<Gossip, GossipCandidates>();
 
+/** The valid partners of a member list and reachability table (see validPartnersOf). */
+interface ValidPartners {
+  readonly reachability: Reachability;
+  readonly self: UniqueAddress;
+  readonly selfDc: string;
+  /** Valid partners in member order, and each one's index in the member list. */
+  readonly nodes: readonly UniqueAddress[];
+  readonly indices: readonly number[];
+}
+
+/**
+ * validPartnersOf per member list: who is a valid partner depends on the members and
+ * the reachability table only, not on the seen set, and the seen set is what changes
+ * most often (every member marks every version). While a version spreads, each new seen
+ * mark made a new gossip and the walk over all members with its lookups ran again on
+ * every tick (at 1 000 members the largest cost of a gossip tick after a crash).
+ */
+const validPartnersMemo = new WeakMap<readonly Member[], ValidPartners>();
+
+/** The self-DC members that are valid gossip partners (validNodeForGossip), in member order. */
+function validPartnersOf(state: MembershipState): ValidPartners {
+  const g = state.latestGossip;
+  const reachability = g.overview.reachability;
+  const memo = validPartnersMemo.get(g.members);
+  if (
+    memo !== undefined &&
+    memo.reachability === reachability &&
+    memo.self === state.selfUniqueAddress &&
+    memo.selfDc === state.selfDc
+  )
+    return memo;
+  const nodes: UniqueAddress[] = [];
+  const indices: number[] = [];
+  g.members.forEach((m, i) => {
+    if (m.dataCenter === state.selfDc && validNodeForGossip(state, m.uniqueAddress)) {
+      nodes.push(m.uniqueAddress);
+      indices.push(i);
+    }
+  });
+  const out: ValidPartners = {
+    reachability,
+    self: state.selfUniqueAddress,
+    selfDc: state.selfDc,
+    nodes,
+    indices,
+  };
+  validPartnersMemo.set(g.members, out);
+  return out;
+}
+
 function gossipCandidatesOf(state: MembershipState): GossipCandidates {
   const g = state.latestGossip;
   const memo = candidatesMemo.get(g);
   if (memo !== undefined && memo.self === state.selfUniqueAddress && memo.selfDc === state.selfDc)
     return memo;
-  const valid = dcMembers(state)
-    .filter((m) => m.dataCenter === state.selfDc && validNodeForGossip(state, m.uniqueAddress))
-    .map((m) => m.uniqueAddress);
-  const members = dcMembers(state);
-  const seen = members.filter((m) => seenByNode(g, m.uniqueAddress)).length;
+  const partners = validPartnersOf(state);
+  // the seen set as a bitmap over the members (memoized per gossip): bit of member i
+  const bits = seenBitsOf(g);
+  const seenAt = (i: number) =>
+    (((bits[Math.floor(i / SEEN_BITS_PER_ELEMENT)] as number) >> (i % SEEN_BITS_PER_ELEMENT)) &
+      1) ===
+    1;
+  // over dcMembers (all members of a one-DC cluster)
+  const multiDc = isMultiDc(g);
+  let dcSize = 0;
+  let seen = 0;
+  g.members.forEach((m, i) => {
+    if (multiDc && m.dataCenter !== state.selfDc) return;
+    dcSize++;
+    if (seenAt(i)) seen++;
+  });
   const c: GossipCandidates = {
     self: state.selfUniqueAddress,
     selfDc: state.selfDc,
-    valid,
-    notSeen: valid.filter((n) => !seenByNode(g, n)),
-    rounds: seen * 2 < members.length ? GOSSIP_SPEEDUP_ROUNDS : 1,
+    valid: partners.nodes,
+    notSeen: partners.nodes.filter((_, k) => !seenAt(partners.indices[k] as number)),
+    rounds: seen * 2 < dcSize ? GOSSIP_SPEEDUP_ROUNDS : 1,
   };
   candidatesMemo.set(g, c);
   return c;

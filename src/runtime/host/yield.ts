@@ -18,3 +18,12 @@ export function yieldToHost(): Promise<void> {
     setImmediate(resolve);
   });
 }
+
+/**
+ * Calls `fn` on the next macrotask turn, after all currently pending microtasks: the
+ * callback form of yieldToHost, for a loop that yields after every step (the
+ * simulator's run loop). It allocates no promise per turn.
+ */
+export function onNextHostTurn(fn: () => void): void {
+  setImmediate(fn);
+}

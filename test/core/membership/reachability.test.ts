@@ -147,3 +147,24 @@ describe("reachability", () => {
     expect(isReachable(ok, b)).toBe(false);
   });
 });
+
+describe("recordsFrom", () => {
+  it("finds each observer's rows by binary search: the same rows as a walk over the table", () => {
+    const nodes = ["a", "b", "c", "d", "e", "f", "g"].map(n);
+    // tables built by marks in a scrambled order: every observer with 0..6 rows
+    let r = emptyReachability;
+    for (let k = 0; k < 49; k++) {
+      const pair = (k * 17) % 49; // every pair once, not in table order
+      const observer = nodes[Math.floor(pair / 7)] as UniqueAddress;
+      const subject = nodes[pair % 7] as UniqueAddress;
+      if (observer === subject) continue;
+      r =
+        k % 4 === 3 ? markTerminated(r, observer, subject) : markUnreachable(r, observer, subject);
+      for (const o of [...nodes, n("zz")])
+        expect(recordsFrom(r, o)).toEqual(
+          r.records.filter((x) => uniqueAddressToString(x.observer) === uniqueAddressToString(o)),
+        );
+    }
+    expect(r.records.length).toBeGreaterThan(30);
+  });
+});

@@ -161,23 +161,22 @@ function sameEventBasis(before: MembershipState, after: MembershipState): boolea
 }
 
 /**
- * unreachableKeys of the last view per gossip: each received gossip diffs the previous
- * view against the new one, so every view is asked twice. Gossips are immutable; the
- * WeakMap keeps none alive.
+ * unreachableKeys of each node's last view: each received gossip diffs the previous view
+ * against the new one, so every view is asked twice. Per self node, not per gossip (in
+ * the simulator many nodes share decoded gossips); the WeakMap keeps no node alive.
  */
 const unreachableMemo = new WeakMap<
-  Gossip,
-  { readonly self: UniqueAddress; readonly dc: string; readonly keys: Set<string> }
+  UniqueAddress,
+  { readonly gossip: Gossip; readonly dc: string; readonly keys: Set<string> }
 >();
 
 function unreachableKeys(s: MembershipState): Set<string> {
   const g = s.latestGossip;
   if (g.overview.reachability.records.length === 0) return new Set();
-  const memo = unreachableMemo.get(g);
-  if (memo !== undefined && memo.self === s.selfUniqueAddress && memo.dc === s.selfDc)
-    return memo.keys;
+  const memo = unreachableMemo.get(s.selfUniqueAddress);
+  if (memo !== undefined && memo.gossip === g && memo.dc === s.selfDc) return memo.keys;
   const keys = computeUnreachableKeys(s);
-  unreachableMemo.set(g, { self: s.selfUniqueAddress, dc: s.selfDc, keys });
+  unreachableMemo.set(s.selfUniqueAddress, { gossip: g, dc: s.selfDc, keys });
   return keys;
 }
 

@@ -155,7 +155,6 @@ export function selectGossipTarget(
 }
 
 interface GossipCandidates {
-  readonly self: UniqueAddress;
   readonly selfDc: string;
   /** Valid gossip partners in member order, and those of them that have not seen `g`. */
   readonly valid: readonly UniqueAddress[];
@@ -165,16 +164,21 @@ interface GossipCandidates {
 }
 
 /**
- * The candidates of the last view per gossip: target choice runs up to three times per
+ * The candidates of each node's last view: target choice runs up to three times per
  * gossip interval on the same, usually unchanged, gossip, and each choice would walk all
- * members. Gossips are immutable; the WeakMap keeps none alive.
+ * members. Kept per self node (its last gossip only), not per gossip: in the simulator
+ * hundreds of nodes share decoded gossips and member lists, and a memo per gossip was
+ * overwritten by each node in turn. The WeakMaps keep no node alive.
  */
-const candidatesMemo = new WeakMap<Gossip, GossipCandidates>();
+const candidatesMemo = new WeakMap<
+  UniqueAddress,
+  { readonly gossip: Gossip; readonly candidates: GossipCandidates }
+>();
 
 /** The valid partners of a member list and reachability table (see validPartnersOf). */
 interface ValidPartners {
+  readonly members: readonly Member[];
   readonly reachability: Reachability;
-  readonly self: UniqueAddress;
   readonly selfDc: string;
   /** Valid partners in member order, and each one's index in the member list. */
   readonly nodes: readonly UniqueAddress[];
@@ -182,23 +186,23 @@ interface ValidPartners {
 }
 
 /**
- * validPartnersOf per member list: who is a valid partner depends on the members and
- * the reachability table only, not on the seen set, and the seen set is what changes
- * most often (every member marks every version). While a version spreads, each new seen
- * mark made a new gossip and the walk over all members with its lookups ran again on
- * every tick (at 1 000 members the largest cost of a gossip tick after a crash).
+ * validPartnersOf per self node, for its last member list and reachability table: who is
+ * a valid partner depends on those only, not on the seen set, and the seen set is what
+ * changes most often (every member marks every version). While a version spreads, each
+ * new seen mark made a new gossip and the walk over all members with its lookups ran
+ * again on every tick.
  */
-const validPartnersMemo = new WeakMap<readonly Member[], ValidPartners>();
+const validPartnersMemo = new WeakMap<UniqueAddress, ValidPartners>();
 
 /** The self-DC members that are valid gossip partners (validNodeForGossip), in member order. */
 function validPartnersOf(state: MembershipState): ValidPartners {
   const g = state.latestGossip;
   const reachability = g.overview.reachability;
-  const memo = validPartnersMemo.get(g.members);
+  const memo = validPartnersMemo.get(state.selfUniqueAddress);
   if (
     memo !== undefined &&
+    memo.members === g.members &&
     memo.reachability === reachability &&
-    memo.self === state.selfUniqueAddress &&
     memo.selfDc === state.selfDc
   )
     return memo;
@@ -211,21 +215,21 @@ function validPartnersOf(state: MembershipState): ValidPartners {
     }
   });
   const out: ValidPartners = {
+    members: g.members,
     reachability,
-    self: state.selfUniqueAddress,
     selfDc: state.selfDc,
     nodes,
     indices,
   };
-  validPartnersMemo.set(g.members, out);
+  validPartnersMemo.set(state.selfUniqueAddress, out);
   return out;
 }
 
 function gossipCandidatesOf(state: MembershipState): GossipCandidates {
   const g = state.latestGossip;
-  const memo = candidatesMemo.get(g);
-  if (memo !== undefined && memo.self === state.selfUniqueAddress && memo.selfDc === state.selfDc)
-    return memo;
+  const memo = candidatesMemo.get(state.selfUniqueAddress);
+  if (memo !== undefined && memo.gossip === g && memo.candidates.selfDc === state.selfDc)
+    return memo.candidates;
   const partners = validPartnersOf(state);
   // the seen set as a bitmap over the members (memoized per gossip): bit of member i
   const bits = seenBitsOf(g);
@@ -243,13 +247,12 @@ function gossipCandidatesOf(state: MembershipState): GossipCandidates {
     if (seenAt(i)) seen++;
   });
   const c: GossipCandidates = {
-    self: state.selfUniqueAddress,
     selfDc: state.selfDc,
     valid: partners.nodes,
     notSeen: partners.nodes.filter((_, k) => !seenAt(partners.indices[k] as number)),
     rounds: seen * 2 < dcSize ? GOSSIP_SPEEDUP_ROUNDS : 1,
   };
-  candidatesMemo.set(g, c);
+  candidatesMemo.set(state.selfUniqueAddress, { gossip: g, candidates: c });
   return c;
 }
 

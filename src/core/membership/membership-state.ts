@@ -194,25 +194,27 @@ export function convergence(
   const confirmed = new Set([...exitingConfirmed].map(key));
   const memoizable = confirmed.size === 0;
   if (memoizable) {
-    const memo = convergenceMemo.get(s.latestGossip);
-    if (memo !== undefined && memo.self === s.selfUniqueAddress && memo.dc === s.selfDc)
+    const memo = convergenceMemo.get(s.selfUniqueAddress);
+    if (memo !== undefined && memo.gossip === s.latestGossip && memo.dc === s.selfDc)
       return memo.converged;
   }
   const converged =
     !unreachableBlocksConvergence(s, confirmed) && !memberHinderingConvergenceExists(s, confirmed);
   if (memoizable)
-    convergenceMemo.set(s.latestGossip, { self: s.selfUniqueAddress, dc: s.selfDc, converged });
+    convergenceMemo.set(s.selfUniqueAddress, { gossip: s.latestGossip, dc: s.selfDc, converged });
   return converged;
 }
 
 /**
- * The last convergence verdict per gossip without exiting confirmations (the usual case):
- * the machine asks on every state change and readers on every view, each an O(N) walk.
- * Gossips are immutable; the WeakMap keeps none alive.
+ * Each node's last convergence verdict without exiting confirmations (the usual case),
+ * with the gossip it was computed for: the machine asks on every state change and
+ * readers on every view, each an O(N) walk. Kept per self node, not per gossip: in the
+ * simulator hundreds of nodes share decoded gossips, and an entry per gossip was
+ * overwritten by each node in turn. The WeakMap keeps no node alive.
  */
 const convergenceMemo = new WeakMap<
-  Gossip,
-  { readonly self: UniqueAddress; readonly dc: string; readonly converged: boolean }
+  UniqueAddress,
+  { readonly gossip: Gossip; readonly dc: string; readonly converged: boolean }
 >();
 
 /**
@@ -266,25 +268,26 @@ export function leaderOf(
 }
 
 /**
- * The last leader computed per gossip (with the view it was computed for): the leader is
- * read several times per gossip received and per tick (events, leader actions, the
- * resolver), each an O(N) walk. Gossips are immutable; the WeakMap keeps none alive.
+ * Each node's last leader, with the gossip it was computed for: the leader is read
+ * several times per gossip received and per tick (events, leader actions, the resolver),
+ * each an O(N) walk. Per self node, as convergenceMemo.
  */
 const leaderMemo = new WeakMap<
-  Gossip,
-  { readonly self: UniqueAddress; readonly dc: string; readonly leader: UniqueAddress | undefined }
+  UniqueAddress,
+  { readonly gossip: Gossip; readonly dc: string; readonly leader: UniqueAddress | undefined }
 >();
 
 /**
- * The last leader per member list, with the unreachable nodes it was computed with: the
+ * Each node's last leader per member list, with the unreachable nodes it was computed
+ * with (per self node, as convergenceMemo): the
  * leader depends on the members and on which of them are unreachable only, and while
  * observations of a crash spread every received gossip is a new one (a new table) over
  * the same member list and mostly the same unreachable nodes.
  */
 const leaderByMembersMemo = new WeakMap<
-  readonly Member[],
+  UniqueAddress,
   {
-    readonly self: UniqueAddress;
+    readonly members: readonly Member[];
     readonly dc: string;
     readonly unreachable: readonly UniqueAddress[];
     readonly leader: UniqueAddress | undefined;
@@ -301,30 +304,29 @@ function sameNodes(a: readonly UniqueAddress[], b: readonly UniqueAddress[]): bo
 /** The leader of the self DC (see leaderOf). */
 export function leader(s: MembershipState): UniqueAddress | undefined {
   const g = s.latestGossip;
-  const memo = leaderMemo.get(g);
-  if (memo !== undefined && memo.self === s.selfUniqueAddress && memo.dc === s.selfDc)
-    return memo.leader;
+  const memo = leaderMemo.get(s.selfUniqueAddress);
+  if (memo !== undefined && memo.gossip === g && memo.dc === s.selfDc) return memo.leader;
   // leaderOf reads the unreachable nodes of dcReachability only
   const unreachable = allUnreachableOrTerminated(dcReachability(s));
-  const byMembers = leaderByMembersMemo.get(g.members);
+  const byMembers = leaderByMembersMemo.get(s.selfUniqueAddress);
   let l: UniqueAddress | undefined;
   if (
     byMembers !== undefined &&
-    byMembers.self === s.selfUniqueAddress &&
+    byMembers.members === g.members &&
     byMembers.dc === s.selfDc &&
     sameNodes(byMembers.unreachable, unreachable)
   )
     l = byMembers.leader;
   else {
     l = leaderOf(s, g.members);
-    leaderByMembersMemo.set(g.members, {
-      self: s.selfUniqueAddress,
+    leaderByMembersMemo.set(s.selfUniqueAddress, {
+      members: g.members,
       dc: s.selfDc,
       unreachable,
       leader: l,
     });
   }
-  leaderMemo.set(g, { self: s.selfUniqueAddress, dc: s.selfDc, leader: l });
+  leaderMemo.set(s.selfUniqueAddress, { gossip: g, dc: s.selfDc, leader: l });
   return l;
 }
 

@@ -112,15 +112,12 @@ export function observerVersion(r: Reachability, observer: UniqueAddress): numbe
  */
 export function recordsFrom(r: Reachability, observer: UniqueAddress): ReachabilityRecord[] {
   const records = r.records;
-  let low = 0;
-  let high = records.length;
-  // the first row whose observer is not below `observer`
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (compareUniqueAddresses((records[mid] as ReachabilityRecord).observer, observer) < 0)
-      low = mid + 1;
-    else high = mid;
-  }
+  // the first row whose observer is not below `observer` (a comparison that never says
+  // "equal" makes binarySearch return that insertion point)
+  const low =
+    -binarySearch(records, observer, (rec: ReachabilityRecord, o: UniqueAddress) =>
+      compareUniqueAddresses(rec.observer, o) < 0 ? -1 : 1,
+    ) - 1;
   let end = low;
   while (
     end < records.length &&

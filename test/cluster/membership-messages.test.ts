@@ -10,7 +10,12 @@ import {
   encodeMembershipMessage,
   MembershipKind,
   type MembershipMessage,
+  STALE,
 } from "../../src/cluster/membership/membership-messages.js";
+import { clockKeyOf, gossipOf, membersHashOf } from "../../src/core/membership/gossip.js";
+import { type Member, memberFrom } from "../../src/core/membership/member.js";
+import { nodeOf } from "../../src/core/membership/unique-address.js";
+import { vectorClockOf } from "../../src/core/membership/vector-clock.js";
 import { SerializerRegistry } from "../../src/protocol/serializer-registry.js";
 
 const registry = new SerializerRegistry();
@@ -120,6 +125,78 @@ describe("hashed gossip status on the wire", () => {
     for (const h of [[1], [1, 2, 3], [-1, 0], [2 ** 32, 0], ["a", 0], 7])
       expect(
         decodeMembershipMessage(registry, MembershipKind.GossipStatus, raw({ v: [], d: 1, h })),
+      ).toBeUndefined();
+  });
+});
+
+describe("compact gossip status on the wire", () => {
+  const node = (host: string) => nodeOf("shardkit", "sk", host, 2552, 7);
+  const members = ["a", "b", "c", "d"].map((h) =>
+    memberFrom({ uniqueAddress: node(h), status: "up" }),
+  );
+  const local = gossipOf({ members });
+  const key = (i: number) => clockKeyOf((members[i] as Member).uniqueAddress);
+  // entries of three members and one key of no member
+  const version = Object.freeze(
+    [
+      [key(3), 9],
+      [key(0), 2],
+      ["shardkit://sk@gone:2552#1", 4],
+      [key(1), 300],
+    ].map((e) => Object.freeze(e as [string, number])),
+  );
+  const compact: MembershipMessage = {
+    kind: MembershipKind.GossipStatus,
+    version,
+    seenDigest: 3,
+    membersHash: membersHashOf(members),
+    compactOn: members,
+  };
+  const whole: MembershipMessage = { ...compact, compactOn: undefined };
+  delete (whole as { compactOn?: unknown }).compactOn;
+
+  it("names members' entries by index: fewer bytes, the same version for a receiver holding the list", () => {
+    const bytes = encodeMembershipMessage(registry, compact);
+    const full = encodeMembershipMessage(registry, whole);
+    expect(bytes.length).toBeLessThan(full.length - 60);
+    const m = decodeMembershipMessage(registry, MembershipKind.GossipStatus, bytes, local);
+    if (m === undefined || m === STALE || m.kind !== MembershipKind.GossipStatus)
+      throw new Error(`not decoded: ${String(m)}`);
+    expect(vectorClockOf(m.version)).toEqual(vectorClockOf(version));
+    expect(m.membersHash).toEqual(membersHashOf(members));
+    expect(m.seenDigest).toBe(3);
+  });
+
+  it("a receiver with another member list, or none: STALE (not bad input)", () => {
+    const bytes = encodeMembershipMessage(registry, compact);
+    const other = gossipOf({ members: members.slice(0, 3) });
+    expect(decodeMembershipMessage(registry, MembershipKind.GossipStatus, bytes, other)).toBe(
+      STALE,
+    );
+    expect(decodeMembershipMessage(registry, MembershipKind.GossipStatus, bytes)).toBe(STALE);
+    // and a decode cached for the list that reads it is not handed to another list
+    expect(decodeMembershipMessage(registry, MembershipKind.GossipStatus, bytes, local)).not.toBe(
+      STALE,
+    );
+    expect(decodeMembershipMessage(registry, MembershipKind.GossipStatus, bytes, other)).toBe(
+      STALE,
+    );
+  });
+
+  it("malformed compact bodies are bad input (undefined)", () => {
+    const mh = membersHashOf(members);
+    for (const body of [
+      { v: [], d: 1, mh, c: 1 }, // no vi
+      { v: [], d: 1, mh, c: 1, vi: [0] }, // odd length
+      { v: [], d: 1, mh, c: 1, vi: [0, -1] }, // negative counter
+      { v: [], d: 1, mh, c: 1, vi: [9, 1] }, // no such member
+      { v: [], d: 1, mh, c: 2, vi: [0, 1] }, // unknown form
+      { v: [], d: 1, c: 1, vi: [0, 1] }, // no members hash
+      { v: [], d: 1, mh, h: [1, 2], c: 1, vi: [0, 1] }, // hashed and compact
+    ])
+      expect(
+        decodeMembershipMessage(registry, MembershipKind.GossipStatus, raw(body), local),
+        JSON.stringify(body),
       ).toBeUndefined();
   });
 });

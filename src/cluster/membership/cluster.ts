@@ -501,8 +501,13 @@ export class Cluster {
       payload,
       this.view.latestGossip,
     );
-    // a compact gossip against a member list that changed meanwhile: the next round repeats it
-    if (message === STALE) return;
+    if (message === STALE) {
+      // compact, against a member list we do not hold: a gossip is repeated by the next
+      // round; a status is answered with our full status, so the exchange goes on
+      if (kind === MembershipKind.GossipStatus)
+        this.driver.feed({ type: "status-unreadable", from: this.senderOf(peer) });
+      return;
+    }
     if (message === undefined) {
       this.remoting.badInput("undecodable membership message", peer.node.hostPort, `kind ${kind}`);
       return;

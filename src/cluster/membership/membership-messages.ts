@@ -21,7 +21,13 @@
  */
 
 import { murmur3_32 } from "../../base/hash.js";
-import { type Gossip, membersHashOf, sameHash } from "../../core/membership/gossip.js";
+import {
+  clockKeyOf,
+  type Gossip,
+  membersHashOf,
+  sameHash,
+} from "../../core/membership/gossip.js";
+import type { Member } from "../../core/membership/member.js";
 import {
   MembershipKind,
   type MembershipMessage,
@@ -40,7 +46,7 @@ export const STATUS_DECODE_CACHE_ENTRIES = 64;
 type StatusMessage = Extract<MembershipMessage, { kind: typeof MembershipKind.GossipStatus }>;
 
 /** The last encoding of each status version array (sendStatus shares one array per version). */
-const statusPayloads = new WeakMap<
+type StatusPayloads = WeakMap<
   readonly (readonly [string, number])[],
   {
     readonly serializer: unknown;
@@ -49,12 +55,22 @@ const statusPayloads = new WeakMap<
     readonly membersHash: readonly [number, number] | undefined;
     readonly bytes: Uint8Array;
   }
->();
+>;
+const statusPayloads: StatusPayloads = new WeakMap();
+/** The same for compact statuses (a version is written against the sender's member list). */
+const compactStatusPayloads: StatusPayloads = new WeakMap();
 
-/** Recently decoded statuses by murmur3 of their bytes, oldest out first. */
+/**
+ * Recently decoded statuses by murmur3 of their bytes, oldest out first; a compact one
+ * with the member list it was read with.
+ */
 const decodedStatuses = new Map<
   number,
-  { readonly bytes: Uint8Array; readonly message: StatusMessage }
+  {
+    readonly bytes: Uint8Array;
+    readonly message: StatusMessage;
+    readonly members: readonly Member[] | undefined;
+  }
 >();
 
 function frozenHash(h: readonly [number, number]): readonly [number, number] {
@@ -71,8 +87,10 @@ function encodeStatus(registry: SerializerRegistry, m: StatusMessage): Uint8Arra
   // hashed: a few bytes, and `version` (empty) is no key to remember it by
   if (m.versionHash !== undefined)
     return encodePlain(registry, statusBody(m, [], { h: m.versionHash }));
+  const compact = m.compactOn !== undefined && m.membersHash !== undefined;
+  const payloads = compact ? compactStatusPayloads : statusPayloads;
   const serializer = registry.defaultSerializer;
-  const hit = statusPayloads.get(m.version);
+  const hit = payloads.get(m.version);
   if (
     hit !== undefined &&
     hit.serializer === serializer &&
@@ -81,8 +99,13 @@ function encodeStatus(registry: SerializerRegistry, m: StatusMessage): Uint8Arra
     hit.membersHash === m.membersHash
   )
     return hit.bytes;
-  const bytes = encodePlain(registry, statusBody(m, m.version, {}));
-  statusPayloads.set(m.version, {
+  const bytes = encodePlain(
+    registry,
+    compact && m.compactOn !== undefined
+      ? compactStatusBody(m, m.compactOn)
+      : statusBody(m, m.version, {}),
+  );
+  payloads.set(m.version, {
     serializer,
     digest: m.seenDigest,
     seen: m.seen,
@@ -90,6 +113,35 @@ function encodeStatus(registry: SerializerRegistry, m: StatusMessage): Uint8Arra
     bytes,
   });
   return bytes;
+}
+
+/** Clock key -> index of each member list a compact status was written against. */
+const memberIndices = new WeakMap<readonly Member[], ReadonlyMap<string, number>>();
+
+function memberIndexOf(members: readonly Member[]): ReadonlyMap<string, number> {
+  let m = memberIndices.get(members);
+  if (m === undefined) {
+    m = new Map(members.map((x, i) => [clockKeyOf(x.uniqueAddress), i]));
+    memberIndices.set(members, m);
+  }
+  return m;
+}
+
+/**
+ * A compact status (core/membership/gossip-logic.ts, "Compact status"): the version's
+ * entries of members as `vi`, pairs of member index and counter in one flat array, the
+ * others (none, as a rule: removed members' entries are pruned) as keys in `v`; `c: 1`.
+ */
+function compactStatusBody(m: StatusMessage, members: readonly Member[]): Body {
+  const index = memberIndexOf(members);
+  const rest: (readonly [string, number])[] = [];
+  const vi: number[] = [];
+  for (const e of m.version) {
+    const i = index.get(e[0]);
+    if (i === undefined) rest.push(e);
+    else vi.push(i, e[1]);
+  }
+  return statusBody(m, rest, { vi, c: 1 });
 }
 
 function statusBody(m: StatusMessage, v: readonly unknown[], extra: Body): Body {
@@ -102,19 +154,26 @@ function statusBody(m: StatusMessage, v: readonly unknown[], extra: Body): Body 
 function decodeStatus(
   registry: SerializerRegistry,
   bytes: Uint8Array,
-): MembershipMessage | undefined {
+  local: Gossip | undefined,
+): MembershipMessage | typeof STALE | undefined {
   const h = murmur3_32(bytes);
   const hit = decodedStatuses.get(h);
-  if (hit !== undefined && sameBytes(hit.bytes, bytes)) return hit.message;
+  if (
+    hit !== undefined &&
+    (hit.members === undefined || hit.members === local?.members) &&
+    sameBytes(hit.bytes, bytes)
+  )
+    return hit.message;
   const b = decodePlainRecord(registry, bytes);
   if (b === undefined) return undefined;
   let m: MembershipMessage | typeof STALE | undefined;
   try {
-    m = decodeBody(MembershipKind.GossipStatus, b);
+    m = decodeBody(MembershipKind.GossipStatus, b, local);
   } catch {
     return undefined;
   }
-  if (m === undefined || m === STALE || m.kind !== MembershipKind.GossipStatus) return undefined;
+  if (m === STALE) return STALE;
+  if (m === undefined || m.kind !== MembershipKind.GossipStatus) return undefined;
   const frozen: StatusMessage = Object.freeze({
     ...m,
     version: Object.freeze(m.version.map((e) => Object.freeze(e))),
@@ -126,7 +185,11 @@ function decodeStatus(
     const oldest = decodedStatuses.keys().next();
     if (oldest.done !== true) decodedStatuses.delete(oldest.value);
   }
-  decodedStatuses.set(h, { bytes: bytes.slice(), message: frozen });
+  decodedStatuses.set(h, {
+    bytes: bytes.slice(),
+    message: frozen,
+    members: b.c === undefined ? undefined : local?.members,
+  });
   return frozen;
 }
 
@@ -171,9 +234,10 @@ export function encodeMembershipMessage(
 }
 
 /**
- * A compact gossip made against a member list the receiver does not hold (any more): not
- * bad input, the member list changed in between; the next gossip round repeats the
- * exchange (core/membership/gossip-logic.ts, "Compact gossip").
+ * A compact gossip or status made against a member list the receiver does not hold (any
+ * more): not bad input, the member lists differ; the next gossip round repeats a gossip,
+ * and an unreadable status is answered with the full status (core/membership/
+ * gossip-logic.ts, "Compact gossip" and "Compact status").
  */
 export const STALE = "stale-compact-gossip" as const;
 
@@ -187,7 +251,7 @@ export function decodeMembershipMessage(
   bytes: Uint8Array,
   local?: Gossip,
 ): MembershipMessage | typeof STALE | undefined {
-  if (kind === MembershipKind.GossipStatus) return decodeStatus(registry, bytes);
+  if (kind === MembershipKind.GossipStatus) return decodeStatus(registry, bytes, local);
   const b = decodePlainRecord(registry, bytes);
   if (b === undefined) return undefined;
   try {
@@ -241,24 +305,53 @@ function decodeBody(
     }
     case MembershipKind.Welcome:
       return b.gb instanceof Uint8Array ? { kind, gossip: decodeGossip(b.gb, b.s) } : undefined;
-    case MembershipKind.GossipStatus:
-      return Array.isArray(b.v) &&
-        b.v.every(
-          (e) => Array.isArray(e) && typeof e[0] === "string" && Number.isSafeInteger(e[1]),
-        ) &&
-        typeof b.d === "number" &&
-        (b.s === undefined || (Array.isArray(b.s) && b.s.every((e) => Number.isSafeInteger(e)))) &&
-        (b.h === undefined || isVersionHash(b.h)) &&
-        (b.mh === undefined || isVersionHash(b.mh))
-        ? {
-            kind,
-            version: b.v as [string, number][],
-            seenDigest: b.d,
-            ...(b.s === undefined ? {} : { seen: b.s as number[] }),
-            ...(b.h === undefined ? {} : { versionHash: b.h as [number, number] }),
-            ...(b.mh === undefined ? {} : { membersHash: b.mh as [number, number] }),
-          }
-        : undefined;
+    case MembershipKind.GossipStatus: {
+      if (
+        !(
+          Array.isArray(b.v) &&
+          b.v.every(
+            (e) => Array.isArray(e) && typeof e[0] === "string" && Number.isSafeInteger(e[1]),
+          ) &&
+          typeof b.d === "number" &&
+          (b.s === undefined ||
+            (Array.isArray(b.s) && b.s.every((e) => Number.isSafeInteger(e)))) &&
+          (b.h === undefined || isVersionHash(b.h)) &&
+          (b.mh === undefined || isVersionHash(b.mh))
+        )
+      )
+        return undefined;
+      let version = b.v as [string, number][];
+      if (b.c !== undefined) {
+        // compact: member indices into the sender's member list, which must be ours
+        const vi = b.vi;
+        if (
+          b.c !== 1 ||
+          b.mh === undefined ||
+          b.h !== undefined ||
+          !Array.isArray(vi) ||
+          vi.length % 2 !== 0 ||
+          !vi.every((x) => Number.isSafeInteger(x) && (x as number) >= 0)
+        )
+          return undefined;
+        if (local === undefined || !sameHash(b.mh as [number, number], membersHashOf(local.members)))
+          return STALE;
+        const members = local.members;
+        version = version.slice();
+        for (let i = 0; i < vi.length; i += 2) {
+          const member = members[vi[i] as number];
+          if (member === undefined) return undefined;
+          version.push([clockKeyOf(member.uniqueAddress), vi[i + 1] as number]);
+        }
+      }
+      return {
+        kind,
+        version,
+        seenDigest: b.d,
+        ...(b.s === undefined ? {} : { seen: b.s as number[] }),
+        ...(b.h === undefined ? {} : { versionHash: b.h as [number, number] }),
+        ...(b.mh === undefined ? {} : { membersHash: b.mh as [number, number] }),
+      };
+    }
     case MembershipKind.Join:
       return Array.isArray(b.roles) &&
         b.roles.every((r) => typeof r === "string") &&

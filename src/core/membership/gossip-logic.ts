@@ -53,6 +53,17 @@
  *   repeats the exchange). A member of an earlier version sends no hash, so it always
  *   gets the whole gossip.
  *
+ * - Compact status (shardkit): after a failure wave the version has an entry per
+ *   observer (most members), and the statuses that still carry it whole, the replies,
+ *   were most of the bytes a 1 000-member cluster sent while the observations spread.
+ *   A reply status (`send-status`, `send-seen`) to a member whose status hashed its
+ *   member list like ours, or to a hashed status (whose sender, of this version, usually
+ *   holds our member list), names the version's entries by member index instead of by
+ *   key (`compact`). A receiver whose member list hashes otherwise cannot read it and
+ *   answers with its own full status (the machine's `status-unreadable` input), so the
+ *   exchange goes on with one message more. A member of an earlier version sends neither
+ *   hash, so it never gets a compact status.
+ *
  * Randomness is an input (`RandomSource`), time is an input (`nowMs`); nothing here
  * sends anything: the results say what the driver must send.
  */
@@ -515,17 +526,20 @@ export type GossipStatusReply =
   | { readonly type: "send-gossip"; readonly to: UniqueAddress; readonly compact: boolean }
   /**
    * Theirs is newer (request it by sending our own status back), or a hashed status of
-   * another version (our full status lets the sender compare).
+   * another version (our full status lets the sender compare). `compact`: as a compact
+   * status (see "Compact status").
    */
-  | { readonly type: "send-status"; readonly to: UniqueAddress }
+  | { readonly type: "send-status"; readonly to: UniqueAddress; readonly compact: boolean }
   /**
    * Same version, our seen set has marks theirs lacks: send a seen status. `state` is
    * the view after merging a seen set the status carried (undefined: unchanged).
+   * `compact`: as a compact status.
    */
   | {
       readonly type: "send-seen";
       readonly to: UniqueAddress;
       readonly state: MembershipState | undefined;
+      readonly compact: boolean;
     }
   /**
    * Same version, nothing to send back. `state` is the view after merging the seen set
@@ -542,17 +556,18 @@ export function receiveGossipStatus(
   if (!hasMember(local, status.from)) return { type: "ignored", reason: "unknown-sender" };
   if (!isReachableBy(local.overview.reachability, state.selfUniqueAddress, status.from))
     return { type: "ignored", reason: "sender-unreachable" };
+  const compact = compactStatusFor(status, local);
   if (status.versionHash !== undefined) {
     const ours = versionHashOf(local.version);
     return status.versionHash[0] === ours[0] && status.versionHash[1] === ours[1]
-      ? receiveSameVersionStatus(state, status)
-      : { type: "send-status", to: status.from };
+      ? receiveSameVersionStatus(state, status, compact)
+      : { type: "send-status", to: status.from, compact };
   }
   switch (compareClocks(status.version, local.version)) {
     case ClockOrdering.Same:
-      return receiveSameVersionStatus(state, status);
+      return receiveSameVersionStatus(state, status, compact);
     case ClockOrdering.After:
-      return { type: "send-status", to: status.from };
+      return { type: "send-status", to: status.from, compact };
     case ClockOrdering.Before:
     case ClockOrdering.Concurrent:
       return {
@@ -565,17 +580,34 @@ export function receiveGossipStatus(
   }
 }
 
+/**
+ * Whether our status in reply to `status` may be compact (see "Compact status"): the
+ * sender is of a version that reads compact statuses (it sent a hash), and either its
+ * member list hashes like ours, or it sent a hashed status (which carries no list hash;
+ * it holds the version it hashed, usually over the same members, and if not, it answers
+ * the unreadable status with its full one).
+ */
+function compactStatusFor(status: GossipStatus, local: Gossip): boolean {
+  if (status.membersHash !== undefined)
+    return sameHash(status.membersHash, membersHashOf(local.members));
+  return status.versionHash !== undefined;
+}
+
 /** A status of our own version: merge its seen set if it carries one, share ours. */
-function receiveSameVersionStatus(state: MembershipState, status: GossipStatus): GossipStatusReply {
+function receiveSameVersionStatus(
+  state: MembershipState,
+  status: GossipStatus,
+  compact: boolean,
+): GossipStatusReply {
   const local = state.latestGossip;
   const theirs = status.seen;
   if (theirs === undefined || !isSeenBitsOf(local, theirs))
     return status.seenDigest === seenDigestOf(local)
       ? { type: "none" }
-      : { type: "send-seen", to: status.from, state: undefined };
+      : { type: "send-seen", to: status.from, state: undefined, compact };
   const merged = withSeenBits(local, theirs);
   const next = merged === local ? undefined : Object.freeze({ ...state, latestGossip: merged });
   return seenBitsExceed(seenBitsOf(merged), theirs)
-    ? { type: "send-seen", to: status.from, state: next }
+    ? { type: "send-seen", to: status.from, state: next, compact }
     : { type: "none", state: next };
 }

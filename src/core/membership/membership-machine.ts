@@ -47,6 +47,7 @@ import {
   emptyGossip,
   findMember,
   type Gossip,
+  hasMember,
   hasTombstone,
   markAsDown,
   membersHashOf,
@@ -141,7 +142,13 @@ export type MembershipInput =
    * Remoting: `node` refused a handshake because it quarantined this incarnation (it
    * removed this member from its cluster). See {@link MembershipMachine.quarantinedBy}.
    */
-  | { readonly type: "quarantined-by"; readonly node: UniqueAddress };
+  | { readonly type: "quarantined-by"; readonly node: UniqueAddress }
+  /**
+   * A compact status from `from` could not be read: it was made against a member list
+   * this node does not hold (gossip-logic.ts, "Compact status"). Answered with the full
+   * status, so that the exchange goes on.
+   */
+  | { readonly type: "status-unreadable"; readonly from: UniqueAddress };
 
 /**
  * Statuses of both this member and the member that quarantined it for which the
@@ -345,6 +352,9 @@ export class MembershipMachine {
         break;
       case "received":
         this.onMessage(input.from, input.message);
+        break;
+      case "status-unreadable":
+        if (hasMember(this.ms.latestGossip, input.from)) this.sendStatus(input.from);
         break;
       case "join":
         this.join(input.to);
@@ -1172,8 +1182,8 @@ export class MembershipMachine {
     if ((reply.type === "none" || reply.type === "send-seen") && reply.state !== undefined)
       this.setState(reply.state, []);
     if (reply.type === "send-gossip") this.sendGossip(reply.to, reply.compact);
-    else if (reply.type === "send-status") this.sendStatus(reply.to);
-    else if (reply.type === "send-seen") this.sendStatus(reply.to, true);
+    else if (reply.type === "send-status") this.sendStatus(reply.to, false, false, reply.compact);
+    else if (reply.type === "send-seen") this.sendStatus(reply.to, true, false, reply.compact);
   }
 
   private onJoinRequest(from: UniqueAddress, roles: string[], appVersion: string): void {
@@ -1293,10 +1303,15 @@ export class MembershipMachine {
    * Our status; with `withSeen` our seen set too (a seen status); `hashed`: the version
    * as its hash (a target that has seen it; gossip-logic.ts, "Hashed status").
    */
-  private sendStatus(to: UniqueAddress, withSeen = false, hashed = false): void {
+  /**
+   * `compact`: the version's keys as indices into our member list (gossip-logic.ts,
+   * "Compact status"); only for a full status.
+   */
+  private sendStatus(to: UniqueAddress, withSeen = false, hashed = false, compact = false): void {
     const s = gossipStatusOf(this.ms, withSeen, hashed);
     // the clock's own frozen entries: one array per version, so its encoding is kept
     const version = s.versionHash === undefined ? s.version.entries : NO_CLOCK_ENTRIES;
+    const members = this.ms.latestGossip.members;
     this.send(to.address, {
       kind: MembershipKind.GossipStatus,
       version,
@@ -1305,7 +1320,7 @@ export class MembershipMachine {
       // the answer to a full status may be a gossip, compact if the member lists agree;
       // a hashed status is answered by a status at most
       ...(s.versionHash === undefined
-        ? { membersHash: membersHashOf(this.ms.latestGossip.members) }
+        ? { membersHash: membersHashOf(members), ...(compact ? { compactOn: members } : {}) }
         : { versionHash: s.versionHash }),
     });
   }

@@ -4,6 +4,7 @@
  * cluster/membership/membership-messages.ts; each kind is one CONTROL-lane kind byte.
  */
 import type { Gossip } from "./gossip.js";
+import type { Member } from "./member.js";
 
 export const MembershipKind = {
   Gossip: 16,
@@ -53,6 +54,12 @@ export type MembershipMessage =
        * answers this status may then be compact (gossip-logic.ts, "Compact gossip").
        */
       readonly membersHash?: readonly [number, number];
+      /**
+       * Sending: write the version's keys as indices into this member list, the sender's
+       * (gossip-logic.ts, "Compact status"; `membersHash` must be its hash). Received
+       * statuses never carry it: the codec gives them the version as keys.
+       */
+      readonly compactOn?: readonly Member[];
     }
   | {
       readonly kind: typeof MembershipKind.Join;

@@ -82,7 +82,8 @@ describe("seen status", () => {
 
   it("a digest-only status of the same version with another digest gets a seen status", () => {
     const reply = receiveGossipStatus(state(a, [a]), gossipStatusOf(state(b, [b])));
-    expect(reply).toEqual({ type: "send-seen", to: b, state: undefined });
+    // a status without a member-list hash: the reply is a whole status
+    expect(reply).toEqual({ type: "send-seen", to: b, state: undefined, compact: false });
   });
 
   it("a newer status still asks for the full gossip", () => {
@@ -93,6 +94,7 @@ describe("seen status", () => {
     expect(receiveGossipStatus(state(a, [a]), gossipStatusOf(newer, true))).toEqual({
       type: "send-status",
       to: b,
+      compact: false,
     });
   });
 
@@ -126,10 +128,34 @@ describe("hashed status", () => {
     expect(hashed.versionHash).toEqual(versionHashOf(base.version));
     expect(receiveGossipStatus(state(a, [a, b]), hashed)).toEqual({ type: "none" });
     // the seen digests differ: our seen set goes back, as for a full digest
+    // (the reply to a hashed status is compact: its sender is of this version)
     expect(receiveGossipStatus(state(a, [a]), hashed)).toEqual({
       type: "send-seen",
       to: b,
       state: undefined,
+      compact: true,
+    });
+  });
+
+  it("compact replies: to a status whose member-list hash is ours, not to one with another", () => {
+    const newer = membershipStateOf({
+      latestGossip: incrementVersion(base, "y"),
+      selfUniqueAddress: b,
+    });
+    const withHash = (h: readonly [number, number]) => ({
+      ...gossipStatusOf(newer),
+      membersHash: h,
+    });
+    const ours = membersHashOf(base.members);
+    expect(receiveGossipStatus(state(a, [a]), withHash(ours))).toEqual({
+      type: "send-status",
+      to: b,
+      compact: true,
+    });
+    expect(receiveGossipStatus(state(a, [a]), withHash([ours[0] ^ 1, ours[1]]))).toEqual({
+      type: "send-status",
+      to: b,
+      compact: false,
     });
   });
 
@@ -148,14 +174,23 @@ describe("hashed status", () => {
       selfUniqueAddress: b,
     });
     const fromNewer = gossipStatusOf(newer, false, true);
-    expect(receiveGossipStatus(state(a, [a]), fromNewer)).toEqual({ type: "send-status", to: b });
+    expect(receiveGossipStatus(state(a, [a]), fromNewer)).toEqual({
+      type: "send-status",
+      to: b,
+      compact: true,
+    });
     const fromOlder = gossipStatusOf(state(b, [b]), false, true);
     const ahead = membershipStateOf({ latestGossip: newer.latestGossip, selfUniqueAddress: a });
-    expect(receiveGossipStatus(ahead, fromOlder)).toEqual({ type: "send-status", to: b });
+    expect(receiveGossipStatus(ahead, fromOlder)).toEqual({
+      type: "send-status",
+      to: b,
+      compact: true,
+    });
     // that full status then decides as always: the older side asks, the newer one sends
     expect(receiveGossipStatus(state(b, [b]), gossipStatusOf(ahead))).toEqual({
       type: "send-status",
       to: a,
+      compact: false,
     });
     expect(receiveGossipStatus(ahead, gossipStatusOf(state(b, [b])))).toEqual({
       type: "send-gossip",

@@ -215,6 +215,43 @@ describe("membership machine: messages", () => {
     expect(hostsOf(status(newer))).toEqual(["b GossipStatus"]);
   });
 
+  it("compact status: a hashed status of another version gets a compact reply; an unreadable compact status gets the full one", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    const a = w.machine("a");
+    const b = w.machine("b").state.selfUniqueAddress;
+    const sent = (outputs: readonly MembershipOutput[]) =>
+      outputs.flatMap((o) =>
+        o.type === "send" && o.message.kind === MembershipKind.GossipStatus ? [o.message] : [],
+      );
+    // a hashed status of a version a does not hold: a's full status goes back, compact
+    const hashed = a.handle(
+      {
+        type: "received",
+        from: b,
+        message: {
+          kind: MembershipKind.GossipStatus,
+          version: [],
+          seenDigest: 0,
+          versionHash: [1, 2],
+        },
+      },
+      w.now,
+    );
+    const [reply] = sent(hashed);
+    expect(reply?.compactOn).toBe(a.state.latestGossip.members);
+    expect(reply?.version).toBe(a.state.latestGossip.version.entries);
+    // b could not read a compact status: a answers with its whole status
+    const [whole, ...rest] = sent(a.handle({ type: "status-unreadable", from: b }, w.now));
+    expect(rest).toEqual([]);
+    expect(whole?.compactOn).toBeUndefined();
+    expect(whole?.versionHash).toBeUndefined();
+    expect(whole?.version).toBe(a.state.latestGossip.version.entries);
+    // from a node that is no member: nothing
+    const stranger = uniqueAddressOf(b.address, 12345);
+    expect(sent(a.handle({ type: "status-unreadable", from: stranger }, w.now))).toEqual([]);
+  });
+
   it("a member that asks to join again is welcomed again; a new incarnation downs the old one", () => {
     const w = new MembershipWorld({ seeds: ["a"] });
     w.formCluster(["a", "b", "c", "d"]);

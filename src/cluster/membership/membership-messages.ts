@@ -21,12 +21,7 @@
  */
 
 import { murmur3_32 } from "../../base/hash.js";
-import {
-  clockKeyOf,
-  type Gossip,
-  membersHashOf,
-  sameHash,
-} from "../../core/membership/gossip.js";
+import { clockKeyOf, type Gossip, membersHashOf, sameHash } from "../../core/membership/gossip.js";
 import type { Member } from "../../core/membership/member.js";
 import {
   MembershipKind,
@@ -333,7 +328,10 @@ function decodeBody(
           !vi.every((x) => Number.isSafeInteger(x) && (x as number) >= 0)
         )
           return undefined;
-        if (local === undefined || !sameHash(b.mh as [number, number], membersHashOf(local.members)))
+        if (
+          local === undefined ||
+          !sameHash(b.mh as [number, number], membersHashOf(local.members))
+        )
           return STALE;
         const members = local.members;
         version = version.slice();

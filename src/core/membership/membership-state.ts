@@ -104,11 +104,26 @@ export function selfMember(s: MembershipState): Member | undefined {
   return findMember(s.latestGossip, s.selfUniqueAddress);
 }
 
-function nodesOutsideDc(s: MembershipState): UniqueAddress[] {
-  return s.latestGossip.members
-    .filter((m) => m.dataCenter !== s.selfDc)
-    .map((m) => m.uniqueAddress);
+function nodesOutsideDc(s: MembershipState): readonly UniqueAddress[] {
+  const members = s.latestGossip.members;
+  const memo = outsideDcMemo.get(members);
+  if (memo !== undefined && memo.dc === s.selfDc) return memo.nodes;
+  const nodes = Object.freeze(
+    members.filter((m) => m.dataCenter !== s.selfDc).map((m) => m.uniqueAddress),
+  );
+  outsideDcMemo.set(members, { dc: s.selfDc, nodes });
+  return nodes;
 }
+
+/**
+ * nodesOutsideDc per member list (and DC): the reachability views ask it on every
+ * received gossip and tick, each a walk over all members, and the member list changes
+ * far less often than the table. Member lists are immutable; the WeakMap keeps none alive.
+ */
+const outsideDcMemo = new WeakMap<
+  readonly Member[],
+  { readonly dc: string; readonly nodes: readonly UniqueAddress[] }
+>();
 
 /** Reachability without observations made by members of other data centers. */
 export function dcReachability(s: MembershipState): Reachability {

@@ -270,6 +270,40 @@ describe("SimWorld run loop", () => {
     expect(log).toEqual(["chain-done:50", "next-event"]);
   });
 
+  it("each of hundreds of events runs after the microtasks of the one before (turns are queued in batches)", async () => {
+    const world = new SimWorld({ seed: 1 });
+    const { scheduler } = world.createRuntime("a");
+    const log: string[] = [];
+    for (let i = 0; i < 300; i++)
+      scheduler.schedule(1, () => {
+        log.push(`start ${i}`);
+        void (async () => {
+          for (let k = 0; k < 3; k++) await Promise.resolve();
+          log.push(`settled ${i}`);
+        })();
+      });
+    await world.runUntilIdle(10);
+    expect(log).toEqual(
+      Array.from({ length: 300 }, (_, i) => [`start ${i}`, `settled ${i}`]).flat(),
+    );
+  });
+
+  it("a run that ends inside a batch of turns leaves nothing running, and the next run goes on", async () => {
+    const world = new SimWorld({ seed: 1 });
+    const { scheduler } = world.createRuntime("a");
+    let ran = 0;
+    for (let i = 0; i < 200; i++) scheduler.schedule(1, () => ran++);
+    expect(await world.runUntil(() => ran === 10, 10)).toBe(true);
+    // the turns queued after the 10th event find the run over: no event runs meanwhile
+    for (let i = 0; i < 200; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(ran).toBe(10);
+    expect(world.stepsRun).toBe(10);
+    expect(await world.runUntil(() => ran === 150, 10)).toBe(true);
+    expect(ran).toBe(150);
+    await world.runUntilIdle(10);
+    expect(ran).toBe(200);
+  });
+
   it("is not re-entrant", async () => {
     const world = new SimWorld({ seed: 1 });
     world.createRuntime("a").scheduler.schedule(1, () => {});

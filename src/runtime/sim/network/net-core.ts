@@ -42,11 +42,15 @@ export class NetCore implements TransportHost, AttemptHost, ConnectionHost {
   private readonly defaultLink: LinkConfig;
   private readonly linkConfigs = new Map<string, LinkConfig>();
   private readonly links = new Map<string, Link>();
+  /** The links from each node, in creation order (a crash releases them). */
+  private readonly linksFrom = new Map<string, Link[]>();
   private readonly nodeByHost = new Map<string, string>();
   private readonly hostByNode = new Map<string, string>();
   private readonly portTables = new Map<string, PortTable<SimListener>>();
   private readonly transports = new Map<string, Set<SimTransport>>();
   private readonly connections = new Set<VirtualConnection>();
+  /** The live connections with an end at each node, in creation order (a crash kills them). */
+  private readonly connectionsOf = new Map<string, Set<VirtualConnection>>();
   private readonly crashed = new Set<string>();
   private nextConnectionNo = 1;
 
@@ -103,6 +107,9 @@ export class NetCore implements TransportHost, AttemptHost, ConnectionHost {
       const random = new SeededRandom(nodeSeed(this.world.seed, `\u0000net\u0000${key}`));
       link = new Link(from, to, this.linkConfig(from, to), random);
       this.links.set(key, link);
+      const fromNode = this.linksFrom.get(from);
+      if (fromNode === undefined) this.linksFrom.set(from, [link]);
+      else fromNode.push(link);
     }
     return link;
   }
@@ -219,6 +226,11 @@ export class NetCore implements TransportHost, AttemptHost, ConnectionHost {
       listener,
     );
     this.connections.add(conn);
+    for (const end of conn.ends) {
+      const of = this.connectionsOf.get(end.nodeName);
+      if (of === undefined) this.connectionsOf.set(end.nodeName, new Set([conn]));
+      else of.add(conn);
+    }
     client.adopt(conn.ends[CLIENT]);
     conn.start();
     return conn.ends[CLIENT];
@@ -226,6 +238,7 @@ export class NetCore implements TransportHost, AttemptHost, ConnectionHost {
 
   forget(connection: VirtualConnection): void {
     this.connections.delete(connection);
+    for (const end of connection.ends) this.connectionsOf.get(end.nodeName)?.delete(connection);
     const { local } = connection.ends[CLIENT];
     this.ports(local.host).release(local.port);
   }
@@ -244,10 +257,8 @@ export class NetCore implements TransportHost, AttemptHost, ConnectionHost {
     this.crashed.add(nodeName);
     for (const transport of this.transports.get(nodeName) ?? []) transport.kill();
     this.transports.delete(nodeName);
-    for (const link of this.links.values()) {
-      if (link.from === nodeName) link.releaseTransmitter(this.now);
-    }
-    for (const conn of [...this.connections]) {
+    for (const link of this.linksFrom.get(nodeName) ?? []) link.releaseTransmitter(this.now);
+    for (const conn of [...(this.connectionsOf.get(nodeName) ?? [])]) {
       for (const side of [CLIENT, SERVER] as const) {
         if (conn.ends[side].nodeName === nodeName) conn.killSide(side);
       }

@@ -237,6 +237,52 @@ describe.each(SEEDS)("remoting in the simulator (seed %i)", (seed) => {
   });
 });
 
+describe("remoting timers (simulator)", () => {
+  it("an association keeps a resend timer only while a system message is unacknowledged", async () => {
+    const c = new SimCluster(1);
+    const a = await c.node("a", { systemMessageResendIntervalMs: 500 });
+    const peers = [await c.node("b"), await c.node("c"), await c.node("d")];
+    for (const p of peers) p.system.spawn(echo, "echo");
+    const askEcho = async (p: (typeof peers)[number]) => {
+      let answer: number | undefined;
+      const ref = a.remoting.actorRefFor<Ping>(p.remoting.address, "/user/echo");
+      void ask(ref, (replyTo: ActorRef<number>) => ({ n: 1, replyTo }), {
+        timeoutMs: 2_000,
+      }).then((n) => {
+        answer = n;
+      });
+      await c.until(() => answer !== undefined, 5_000);
+    };
+    await askEcho(peers[0] as (typeof peers)[number]);
+    await c.world.advance(3_000);
+    const withOnePeer = a.runtime.scheduler.liveTimers;
+    await askEcho(peers[1] as (typeof peers)[number]);
+    await askEcho(peers[2] as (typeof peers)[number]);
+    await c.world.advance(3_000);
+    // three active associations, user messages only: no more timers than with one
+    expect(a.runtime.scheduler.liveTimers).toBe(withOnePeer);
+    // a watch is a system message: its association resends until the ack, then stops
+    const ref = a.remoting.actorRefFor<Ping>(
+      (peers[1] as (typeof peers)[number]).remoting.address,
+      "/user/echo",
+    );
+    a.system.spawn(
+      Behaviors.setup<never>((ctx) => {
+        ctx.watch(ref as never);
+        return Behaviors.receive<never>(
+          () => undefined,
+          () => undefined,
+        );
+      }),
+    );
+    await c.world.advance(100);
+    expect(a.runtime.scheduler.liveTimers).toBeGreaterThan(withOnePeer);
+    await c.world.advance(3_000);
+    expect(a.remoting.stats.quarantines).toBe(0);
+    expect(a.runtime.scheduler.liveTimers).toBe(withOnePeer);
+  });
+});
+
 describe("remoting handshake refusals (simulator)", () => {
   it("a different system name is refused and logged on both sides", async () => {
     const c = new SimCluster(7);

@@ -148,6 +148,7 @@ export class OutboundAssociation {
   sendSystem(payload: Uint8Array): boolean {
     if (this.system.enqueue(payload, this.ctx.clock.now()) === undefined) return false;
     this.kick();
+    if (this.state === "active" && this.timer === null) this.armResendTimer();
     return true;
   }
 
@@ -375,7 +376,7 @@ export class OutboundAssociation {
     this.backpressured = false;
     this.cancelTimer();
     this.system.resetSent();
-    this.armResendTimer();
+    if (this.system.size > 0) this.armResendTimer();
     this.ctx.associationEvent?.({ type: "established", hostPort: this.node.hostPort });
     this.flush();
   }
@@ -444,13 +445,19 @@ export class OutboundAssociation {
     });
   }
 
-  /** While active: resend unacknowledged system messages and check the give-up limit. */
+  /**
+   * While active and a system message is unacknowledged: resend what is due and check the
+   * give-up limit, once per systemMessageResendIntervalMs. Armed when the first one is
+   * queued (sendSystem) or when the association becomes active with some queued; it stops
+   * when none is left, so an association without system messages (most of a large
+   * cluster's: gossip and heartbeats only) has no timer.
+   */
   private armResendTimer(): void {
     this.armTimer(this.ctx.settings.systemMessageResendIntervalMs, () => {
       if (this.state !== "active") return;
       this.checkGiveUp();
-      if (this.closedForGood) return;
-      if (this.system.size > 0) this.scheduleFlush();
+      if (this.closedForGood || this.system.size === 0) return;
+      this.scheduleFlush();
       this.armResendTimer();
     });
   }

@@ -56,10 +56,10 @@
  * - Compact status (shardkit): after a failure wave the version has an entry per
  *   observer (most members), and the statuses that still carry it whole, the replies,
  *   were most of the bytes a 1 000-member cluster sent while the observations spread.
- *   A reply status (`send-status`, `send-seen`) to a member whose status hashed its
- *   member list like ours, or to a hashed status (whose sender, of this version, usually
- *   holds our member list), names the version's entries by member index instead of by
- *   key (`compact`). A receiver whose member list hashes otherwise cannot read it and
+ *   A reply status (`send-status`, `send-seen`, and the seen reply to a full gossip) to
+ *   a member whose status or gossip hashed its member list like ours, or to a hashed
+ *   status (whose sender, of this version, usually holds our member list), names the
+ *   version's entries by member index instead of by key (`compact`). A receiver whose member list hashes otherwise cannot read it and
  *   answers with its own full status (the machine's `status-unreadable` input), so the
  *   exchange goes on with one message more. A member of an earlier version sends neither
  *   hash, so it never gets a compact status.
@@ -383,8 +383,9 @@ export type ReceiveGossipResult =
        */
       readonly replyWith: "gossip" | "seen";
       /**
-       * A "gossip" reply may go without the member list: the sender's hash of its member
-       * list equals ours (see "Compact gossip").
+       * The sender's hash of its member list equals ours: a "gossip" reply may go
+       * without the member list (see "Compact gossip"), a "seen" reply may name the
+       * version's entries by member index (see "Compact status").
        */
       readonly replyCompact: boolean;
       readonly events: readonly ClusterEvent[];

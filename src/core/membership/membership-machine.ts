@@ -1144,7 +1144,7 @@ export class MembershipMachine {
     this.joinedOnceFlag = true;
     this.setState(r.state, r.events);
     if (r.replyTo === undefined) return;
-    if (r.replyWith === "seen") this.sendStatus(r.replyTo, true);
+    if (r.replyWith === "seen") this.sendStatus(r.replyTo, true, false, r.replyCompact);
     else this.sendGossip(r.replyTo, r.replyCompact);
   }
 

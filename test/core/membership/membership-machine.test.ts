@@ -11,7 +11,13 @@ import {
 } from "../../../src/core/downing/sbr-settings.js";
 import { addressOf } from "../../../src/core/membership/address.js";
 import type { ClusterSettings } from "../../../src/core/membership/cluster-settings.js";
-import { clockKeyOf, gossipOf, incrementVersion } from "../../../src/core/membership/gossip.js";
+import {
+  clockKeyOf,
+  gossipOf,
+  incrementVersion,
+  membersHashOf,
+  withOnlySeen,
+} from "../../../src/core/membership/gossip.js";
 import type {
   MembershipInput,
   MembershipOutput,
@@ -250,6 +256,45 @@ describe("membership machine: messages", () => {
     // from a node that is no member: nothing
     const stranger = uniqueAddressOf(b.address, 12345);
     expect(sent(a.handle({ type: "status-unreadable", from: stranger }, w.now))).toEqual([]);
+  });
+
+  it("compact seen reply: a gossip of our version that lacks our mark gets a compact seen status when its sender holds our member list", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c"]);
+    const a = w.machine("a");
+    const b = w.machine("b").state.selfUniqueAddress;
+    const to = uniqueAddressToString(a.state.selfUniqueAddress);
+    const reply = (membersHash: readonly [number, number] | undefined) => {
+      const gossip = withOnlySeen(a.state.latestGossip, b);
+      const outputs = a.handle(
+        {
+          type: "received",
+          from: b,
+          message: {
+            kind: MembershipKind.Gossip,
+            to,
+            gossip,
+            ...(membersHash === undefined ? {} : { membersHash }),
+          },
+        },
+        w.now,
+      );
+      return outputs.flatMap((o) => (o.type === "send" ? [o.message] : []));
+    };
+    const members = a.state.latestGossip.members;
+    const [compact, ...more] = reply(membersHashOf(members));
+    expect(more).toEqual([]);
+    expect(compact?.kind).toBe(MembershipKind.GossipStatus);
+    if (compact?.kind !== MembershipKind.GossipStatus) return;
+    expect(compact.seen).toBeDefined();
+    expect(compact.compactOn).toBe(members);
+    // a sender of an earlier version sends no hash: the whole version goes back
+    const [whole] = reply(undefined);
+    expect(whole?.kind).toBe(MembershipKind.GossipStatus);
+    if (whole?.kind !== MembershipKind.GossipStatus) return;
+    expect(whole.seen).toBeDefined();
+    expect(whole.compactOn).toBeUndefined();
+    expect(whole.version).toBe(a.state.latestGossip.version.entries);
   });
 
   it("a member that asks to join again is welcomed again; a new incarnation downs the old one", () => {

@@ -13,7 +13,7 @@
  */
 
 import { fail } from "../base/assert.js";
-import { allocBytes } from "../base/bytes.js";
+import { BytePool } from "../base/bytes.js";
 import { ConfigError } from "../base/errors.js";
 import { FrameTooLargeError } from "./errors.js";
 
@@ -146,21 +146,26 @@ export interface FrameWriterOptions extends Partial<FramingSettings> {
 
 const DEFAULT_BUFFER_SIZE_INITIAL_BYTES = 65_536;
 const EMPTY_BUFFER = new Uint8Array(0);
+/**
+ * The batches of every writer in the process (base/bytes.ts, BytePool): a batch lives
+ * from its `take` until its socket write completes.
+ */
+const batchPool = new BytePool();
 
 /**
  * Coalesces many frames into one contiguous byte range for a single socket write.
  *
  * `append` copies the frame into the current buffer; `take` returns the frames
- * appended since the last `take` as one view and starts the next batch right after it
- * in the same buffer. A region handed out by `take` is never written again (when the
- * buffer is full, a new one is allocated and the old one is left to its holders), so
- * the view may be given to an asynchronous socket write as is.
+ * appended since the last `take` as one view. A region handed out by `take` is never
+ * written again, so the view may be given to an asynchronous socket write as is.
  *
  * The writer itself is unbounded: the owner bounds a batch by calling `take` when
- * `pendingBytes` crosses its own limit. A new buffer is sized for at least twice the
- * last batch, and a buffer without room for another such batch (or far too large for
- * it) is dropped at `take`, so bulk traffic costs about one allocation per two batches
- * and no copying, and an idle writer after a burst holds no large buffer.
+ * `pendingBytes` crosses its own limit. Buffers are regions of the process's batch pool
+ * (base/bytes.ts, BytePool): a batch's buffer is carved with room for at least twice the
+ * last batch (or `bufferSizeInitialBytes`), grows by doubling (and copying) when a batch
+ * outgrows it, and at `take` its unused rest goes back to the pool, where the next
+ * batch usually starts. So a batch costs no allocation of its own and no copying, and
+ * a writer between batches holds no buffer at all.
  */
 export class FrameWriter {
   private readonly frameSizeMaxBytes: number;
@@ -185,6 +190,11 @@ export class FrameWriter {
   /** Bytes appended since the last `take`. */
   get pendingBytes(): number {
     return this.end - this.start;
+  }
+
+  /** Bytes of the buffer held for the current batch (0 between batches). */
+  get bufferBytes(): number {
+    return this.buf.length;
   }
 
   /** Frames appended since the last `take`. */
@@ -215,20 +225,41 @@ export class FrameWriter {
     this.start = this.end;
     // A batch of one frame (a lone large message such as a full gossip between small
     // control frames) never raises the size of the next buffer: sizing it from such a
-    // batch allocated twice the gossip's size for the next heartbeat.
+    // batch carved twice the gossip's size for the next heartbeat.
     this.lastBatchBytes = this.frames > 1 ? bytes : Math.min(bytes, this.lastBatchBytes);
     this.frames = 0;
-    // Drop the buffer now (the batch keeps it alive while it is being written) when it
-    // has no room for another batch like this one, so that the next batch starts in a
-    // buffer sized for it instead of overflowing this one and being copied; or when it is
-    // far larger than such a batch needs (after a burst), so that it is not kept idle.
-    const room = this.buf.length - this.end;
-    if (room < bytes || this.buf.length > 2 * Math.max(this.bufferSizeInitialBytes, 2 * bytes)) {
-      this.buf = EMPTY_BUFFER;
-      this.start = 0;
-      this.end = 0;
-    }
+    // The rest of the buffer goes back to the pool (the batch keeps its chunk alive while
+    // it is being written); the next batch is carved anew, usually right after this one.
+    batchPool.shrinkLast(this.buf, this.end);
+    this.buf = EMPTY_BUFFER;
+    this.start = 0;
+    this.end = 0;
     return batch;
+  }
+
+  /**
+   * Appends one frame whose payload is the byte `tag` followed by `payload` (a control
+   * frame's kind and body), without building that payload first.
+   * @throws FrameTooLargeError when 2 + payload.length > frameSizeMaxBytes; nothing is
+   *   appended then.
+   */
+  appendTagged(type: FrameType, tag: number, payload: Uint8Array): void {
+    if (!isFrameType(type)) fail(`unknown frame type ${type}`);
+    checkFrameSize(payload.length + 1, this.frameSizeMaxBytes);
+    const size = FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES + 1 + payload.length;
+    if (this.end + size > this.buf.length) this.ensureRoom(size);
+    const buf = this.buf;
+    const at = this.end;
+    const body = FRAME_TYPE_BYTES + 1 + payload.length;
+    buf[at] = body >>> 24;
+    buf[at + 1] = (body >>> 16) & 0xff;
+    buf[at + 2] = (body >>> 8) & 0xff;
+    buf[at + 3] = body & 0xff;
+    buf[at + 4] = type;
+    buf[at + 5] = tag;
+    buf.set(payload, at + FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES + 1);
+    this.end += size;
+    this.frames += 1;
   }
 
   private ensureRoom(size: number): void {
@@ -243,7 +274,7 @@ export class FrameWriter {
     // taken alone, and the buffer is dropped at take: no room left).
     if (pending === 0 && size > this.bufferSizeInitialBytes && need === size) cap = size;
     // Unspecified contents: a batch is a view of written bytes only (base/bytes.ts).
-    const next = allocBytes(cap);
+    const next = batchPool.alloc(cap);
     next.set(this.buf.subarray(this.start, this.end));
     this.buf = next;
     this.start = 0;

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { allocBytes, utf8WriterOf } from "../../src/base/bytes.js";
+import {
+  allocBytes,
+  BYTE_POOL_CARVE_MAX_BYTES,
+  BYTE_POOL_CHUNK_BYTES,
+  BytePool,
+  utf8WriterOf,
+} from "../../src/base/bytes.js";
 
 describe("base/bytes", () => {
   it("allocBytes: a plain Uint8Array of the size asked, on an ArrayBuffer of its own", () => {
@@ -7,11 +13,55 @@ describe("base/bytes", () => {
       const b = allocBytes(size);
       expect(Object.getPrototypeOf(b)).toBe(Uint8Array.prototype);
       expect(b.length).toBe(size);
-      // not a slice of a shared pool: the memory accounting of frame buffers relies on it
+      // not a slice of a shared pool: a message slab lives as long as any message in it
       expect(b.buffer.byteLength).toBe(size);
       b.fill(7);
       expect(b.every((x) => x === 7)).toBe(true);
     }
+  });
+
+  it("BytePool: regions one after another in shared chunks, never handed out twice", () => {
+    const pool = new BytePool();
+    const sizes = [1, 100, 4096, 7, 65_536, 3, 200_000, 12, 300_000, 5, 1];
+    const regions = sizes.map((n, i) => {
+      const r = pool.alloc(n);
+      expect(Object.getPrototypeOf(r)).toBe(Uint8Array.prototype);
+      expect(r.length).toBe(n);
+      r.fill(i + 1);
+      return r;
+    });
+    // every region still holds what was written into it: none overlaps another
+    regions.forEach((r, i) => {
+      expect(r.every((x) => x === i + 1)).toBe(true);
+    });
+    // aligned starts; carved ones share chunks, the one above the carve limit has its own
+    for (const r of regions) expect(r.byteOffset % 8).toBe(0);
+    const big = regions[8] as Uint8Array;
+    expect(big.length).toBeGreaterThan(BYTE_POOL_CARVE_MAX_BYTES);
+    expect(big.buffer.byteLength).toBe(big.length);
+    expect((regions[1] as Uint8Array).buffer).toBe((regions[0] as Uint8Array).buffer);
+    expect((regions[0] as Uint8Array).buffer.byteLength).toBe(BYTE_POOL_CHUNK_BYTES);
+    expect(pool.chunks).toBe(1);
+  });
+
+  it("BytePool.shrinkLast gives the unused rest of the latest region back, and only of it", () => {
+    const pool = new BytePool();
+    const a = pool.alloc(1000);
+    pool.shrinkLast(a, 10);
+    const b = pool.alloc(50);
+    expect(b.buffer).toBe(a.buffer);
+    expect(b.byteOffset).toBe(a.byteOffset + 16);
+    // not the latest region any more: nothing is given back
+    pool.shrinkLast(a, 10);
+    const c = pool.alloc(8);
+    expect(c.byteOffset).toBe(b.byteOffset + 56);
+    // a chunk's rest too small for a region: the next chunk
+    let end = c.byteOffset + 8;
+    while (BYTE_POOL_CHUNK_BYTES - end > 200_000) end = pool.alloc(200_000).byteOffset + 200_000;
+    const d = pool.alloc(BYTE_POOL_CHUNK_BYTES - end + 1);
+    expect(d.buffer).not.toBe(c.buffer);
+    expect(d.byteOffset).toBe(0);
+    expect(pool.chunks).toBe(2);
   });
 
   it("utf8WriterOf: writes into the same memory, byte for byte as TextEncoder", () => {

@@ -15,6 +15,8 @@ import { catchError, concat } from "./helpers.js";
 
 const bytes = (...b: number[]) => Uint8Array.from(b);
 
+const alignUp = (n: number) => (n + 7) & ~7;
+
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -147,7 +149,7 @@ describe("FrameWriter buffer sizing", () => {
     );
   });
 
-  it("sizes buffers for a bulk sender's batches and gives them up when traffic drops", () => {
+  it("carves a bulk sender's batches one after another from the pool and holds no buffer between batches", () => {
     const w = new FrameWriter({ bufferSizeInitialBytes: 1024 });
     const payload = new Uint8Array(100);
     const bulkBatch = () => {
@@ -155,12 +157,53 @@ describe("FrameWriter buffer sizing", () => {
       return w.take();
     };
     bulkBatch();
-    const buffers = new Set(Array.from({ length: 6 }, () => bulkBatch().buffer));
-    // Room for at least two batches per buffer once the batch size is known.
-    expect(buffers.size).toBeLessThanOrEqual(3);
+    expect(w.bufferBytes).toBe(0);
+    const batches = Array.from({ length: 6 }, () => bulkBatch());
+    // no copying: each batch starts where the one before ended (or in a fresh chunk)
+    let contiguous = 0;
+    for (let i = 1; i < batches.length; i++) {
+      const a = batches[i - 1] as Uint8Array;
+      const b = batches[i] as Uint8Array;
+      if (a.buffer === b.buffer && b.byteOffset === alignUp(a.byteOffset + a.length)) contiguous++;
+    }
+    expect(contiguous).toBeGreaterThanOrEqual(3);
+    // a batch's bytes are never written again by later batches
+    const first = (batches[0] as Uint8Array).slice();
+    for (let i = 0; i < 20; i++) bulkBatch();
+    expect(sameBytes(batches[0] as Uint8Array, first)).toBe(true);
+    // after the burst, small batches take small buffers again, each released at take
     w.append(FrameType.USER, payload);
     w.take();
     w.append(FrameType.USER, payload);
-    expect(w.take().buffer.byteLength).toBe(1024);
+    expect(w.bufferBytes).toBe(1024);
+    w.take();
+    expect(w.bufferBytes).toBe(0);
+  });
+
+  it("appendTagged writes the same frame as append of the tag byte and the payload", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 255 }), fc.nat(3_000)), { maxLength: 20 }),
+        (frames) => {
+          const tagged = new FrameWriter({ bufferSizeInitialBytes: 64 });
+          const plain = new FrameWriter({ bufferSizeInitialBytes: 64 });
+          for (const [tag, n] of frames) {
+            const payload = new Uint8Array(n).fill(tag ^ 0x5a);
+            tagged.appendTagged(FrameType.CONTROL, tag, payload);
+            plain.append(FrameType.CONTROL, concat(Uint8Array.of(tag), payload));
+          }
+          expect(tagged.pendingFrames).toBe(plain.pendingFrames);
+          expect(sameBytes(tagged.take(), plain.take())).toBe(true);
+        },
+      ),
+      { numRuns: 100 },
+    );
+    const w = new FrameWriter({ frameSizeMaxBytes: 10 });
+    expect(() => w.appendTagged(FrameType.CONTROL, 1, new Uint8Array(9))).toThrow(
+      FrameTooLargeError,
+    );
+    expect(w.pendingBytes).toBe(0);
+    w.appendTagged(FrameType.CONTROL, 1, new Uint8Array(8));
+    expect(w.pendingFrames).toBe(1);
   });
 });

@@ -424,7 +424,8 @@ export function decodeGossip(content: Uint8Array, seen: unknown, local?: Gossip)
       throw new InvalidGossipError(`undecodable content: ${e instanceof Error ? e.message : e}`);
     }
     g = gossipFromWire(body, local);
-    decoded.set(h, { bytes: content, gossip: g, members: localMembers });
+    // a copy: `content` is a view into a received batch, which must not be kept alive
+    decoded.set(h, { bytes: content.slice(), gossip: g, members: localMembers });
   }
   const bits = asArray(seen, "seen");
   if (!isSeenBitsOf(g, bits as number[]))

@@ -67,14 +67,20 @@ export const ASSOCIATION_STATES: readonly AssociationState[] = [
 
 type State = AssociationState;
 
+/** A queued CONTROL frame: its kind byte and body. */
+interface ControlFrame {
+  readonly kind: number;
+  readonly payload: Uint8Array;
+}
+
 export class OutboundAssociation {
   private state: State = "idle";
   private conn: Connection | null = null;
   private decoder: FrameDecoder | null = null;
   private readonly userQueue = new Deque<Uint8Array>();
-  private readonly controlQueue = new Deque<Uint8Array>();
+  private readonly controlQueue = new Deque<ControlFrame>();
   /** Control frames written ahead of the others (heartbeat replies). */
-  private readonly urgentQueue = new Deque<Uint8Array>();
+  private readonly urgentQueue = new Deque<ControlFrame>();
   private readonly system: SystemMessageSender;
   private readonly writer: FrameWriter;
   /** Peer incarnation learned at handshake; survives reconnects to the same incarnation. */
@@ -134,13 +140,13 @@ export class OutboundAssociation {
    * Queues a CONTROL payload (unreliable lane; oldest dropped on overflow); `urgent`
    * ones (heartbeat replies) go out before the other control frames.
    */
-  sendControl(payload: Uint8Array, urgent = false): void {
+  sendControl(kind: number, payload: Uint8Array, urgent = false): void {
     const q = urgent ? this.urgentQueue : this.controlQueue;
     if (q.length >= this.ctx.settings.controlQueueMax) {
       q.shift();
       this.ctx.stats.controlDropped++;
     }
-    q.push(payload);
+    q.push({ kind, payload });
     this.kick();
   }
 
@@ -174,9 +180,9 @@ export class OutboundAssociation {
     // per lane: frames and bytes as the differences of the writer's counts (per flush,
     // not per message; the writer's batch starts empty here)
     for (let c = this.urgentQueue.shift(); c !== undefined; c = this.urgentQueue.shift())
-      w.append(FrameType.CONTROL, c);
+      w.appendTagged(FrameType.CONTROL, c.kind, c.payload);
     for (let c = this.controlQueue.shift(); c !== undefined; c = this.controlQueue.shift())
-      w.append(FrameType.CONTROL, c);
+      w.appendTagged(FrameType.CONTROL, c.kind, c.payload);
     stats.controlFramesOut += w.pendingFrames;
     stats.controlBytesOut += w.pendingBytes;
     let frames = w.pendingFrames;

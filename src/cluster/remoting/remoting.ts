@@ -227,10 +227,7 @@ export class Remoting implements InboundHost {
     const kinds = this.stats.controlKinds;
     kinds.messagesOut[kind] = (kinds.messagesOut[kind] as number) + 1;
     kinds.bytesOut[kind] = (kinds.bytesOut[kind] as number) + payload.length;
-    const framed = new Uint8Array(payload.length + 1);
-    framed[0] = kind;
-    framed.set(payload, 1);
-    this.association(node).sendControl(framed, urgent);
+    this.association(node).sendControl(kind, payload, urgent);
   }
 
   /** How many outbound associations are in each state now (read by the metrics). */

@@ -10,6 +10,7 @@
  * close notification); this class holds the per-end part of that promise, while the
  * VirtualConnection moves segments between the two ends.
  */
+import { BytePool } from "../../../base/bytes.js";
 import type {
   CloseReason,
   Connection,
@@ -20,6 +21,12 @@ import { Inbox } from "./inbox.js";
 import type { NetEvents } from "./net-events.js";
 import { NO_BYTES, type Segment } from "./segment.js";
 import { SendBuffer } from "./send-buffer.js";
+
+/**
+ * The copies of bytes in flight (base/bytes.ts, BytePool): each lives until the receiver
+ * has handled it; what a receiver keeps for long it copies out (frame-decoder.ts).
+ */
+const inFlightBytes = new BytePool();
 
 /** Which end of a connection: 0 = the connecting client, 1 = the accepting server. */
 export type Side = 0 | 1;
@@ -110,7 +117,10 @@ export class SimEndpoint implements Connection {
 
   send(bytes: Uint8Array): boolean {
     if (this.lifecycle !== "open") return false;
-    this.sendBuffer.add(this.wire.transmit(this.side, "data", bytes.slice()));
+    // A copy, as a socket takes one: the sender may reuse its buffer once this returns.
+    const copy = inFlightBytes.alloc(bytes.length);
+    copy.set(bytes);
+    this.sendBuffer.add(this.wire.transmit(this.side, "data", copy));
     if (this.sendBuffer.bufferedBytes <= this.wire.sendBufferHighWaterBytes) return true;
     this.needsDrain = true;
     return false;

@@ -188,26 +188,64 @@ function addressPrefixOf(u: UniqueAddress): string {
 }
 
 export function gossipToWire(g: Gossip): WireGossip {
-  const index = new Map<string, number>();
-  const table: UniqueAddress[] = [];
+  return wireOf(g, false);
+}
+
+/**
+ * The compact wire form (gossip-logic.ts, "Compact gossip"): the wire form without the
+ * member list. `n` holds only the nodes after the members, `mc` is the number of members
+ * (indices below it name the receiver's members, in member order).
+ */
+export function gossipToCompactWire(g: Gossip): WireGossip & { readonly mc: number } {
+  return { ...wireOf(g, true), mc: g.members.length };
+}
+
+/** What the wire form needs of a member list, kept per list (it is shared by many gossips). */
+interface MembersTable {
+  /** Clock key -> member index. */
+  readonly index: ReadonlyMap<string, number>;
+  /** The prefix every member's node string shares ("" when they share none). */
+  readonly prefix: string;
+}
+
+const membersTables = new WeakMap<readonly Member[], MembersTable>();
+
+function membersTableOf(members: readonly Member[]): MembersTable {
+  let t = membersTables.get(members);
+  if (t === undefined) {
+    const index = new Map<string, number>();
+    members.forEach((x, i) => {
+      index.set(uniqueAddressToString(x.uniqueAddress), i);
+    });
+    const first = members[0];
+    let prefix = first === undefined ? "" : addressPrefixOf(first.uniqueAddress);
+    if (members.some((x) => addressPrefixOf(x.uniqueAddress) !== prefix)) prefix = "";
+    t = { index, prefix };
+    membersTables.set(members, t);
+  }
+  return t;
+}
+
+/**
+ * The wire form; `compact`: without the member list (`m` empty, `n` only the other
+ * nodes). Either way the node table is the members in member order, then the other
+ * nodes in order of first mention, and the prefix is shared by all of them.
+ */
+function wireOf(g: Gossip, compact: boolean): WireGossip {
+  const members = membersTableOf(g.members);
+  const memberCount = g.members.length;
+  const others = new Map<string, number>();
+  const otherNodes: UniqueAddress[] = [];
   const indexOf = (u: UniqueAddress): number => {
     const k = uniqueAddressToString(u);
-    let i = index.get(k);
+    let i = members.index.get(k) ?? others.get(k);
     if (i === undefined) {
-      i = table.length;
-      index.set(k, i);
-      table.push(u);
+      i = memberCount + otherNodes.length;
+      others.set(k, i);
+      otherNodes.push(u);
     }
     return i;
   };
-  for (const x of g.members) indexOf(x.uniqueAddress);
-  const m: WireMember[] = g.members.map((x) => [
-    x.status,
-    [...x.roles],
-    x.appVersion,
-    x.dataCenter,
-    x.upNumber,
-  ]);
   const r = g.overview.reachability.records.map((x): [number, number, string, number] => [
     indexOf(x.observer),
     indexOf(x.subject),
@@ -219,26 +257,21 @@ export function gossipToWire(g: Gossip): WireGossip {
     x.version,
   ]);
   const t = g.tombstones.map((x): [number, number] => [indexOf(x.node), x.removedAtMs]);
-  const memberCount = g.members.length;
   const v = g.version.entries.map(([k, c]): [number | string, number] => {
-    const i = index.get(k);
-    return [i !== undefined && i < memberCount ? i : k, c];
+    const i = members.index.get(k);
+    return [i !== undefined ? i : k, c];
   });
-  const first = table[0];
-  let p = first === undefined ? "" : addressPrefixOf(first);
-  if (table.some((u) => addressPrefixOf(u) !== p)) p = "";
-  const n = table.map((u) => uniqueAddressToString(u).slice(p.length));
+  let p = memberCount > 0 ? members.prefix : "";
+  if (memberCount === 0 && otherNodes[0] !== undefined) p = addressPrefixOf(otherNodes[0]);
+  if (p !== "" && otherNodes.some((u) => addressPrefixOf(u) !== p)) p = "";
+  const strip = (u: UniqueAddress) => uniqueAddressToString(u).slice(p.length);
+  const n = compact
+    ? otherNodes.map(strip)
+    : [...g.members.map((x) => strip(x.uniqueAddress)), ...otherNodes.map(strip)];
+  const m: WireMember[] = compact
+    ? []
+    : g.members.map((x) => [x.status, [...x.roles], x.appVersion, x.dataCenter, x.upNumber]);
   return { p, n, m, r, rv, v, t };
-}
-
-/**
- * The compact wire form (gossip-logic.ts, "Compact gossip"): the wire form without the
- * member list. `n` holds only the nodes after the members, `mc` is the number of members
- * (indices below it name the receiver's members, in member order).
- */
-export function gossipToCompactWire(g: Gossip): WireGossip & { readonly mc: number } {
-  const w = gossipToWire(g);
-  return { ...w, n: w.n.slice(g.members.length), m: [], mc: g.members.length };
 }
 
 /**

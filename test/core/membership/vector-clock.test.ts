@@ -52,6 +52,54 @@ function referenceCompare(a: VectorClock, b: VectorClock): ClockOrdering {
 }
 
 describe("vector clock", () => {
+  it("pairs already in clock order give the same clock as any other order; a frozen array of frozen pairs is kept as is", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom(...KEYS), fc.integer({ min: 0, max: 4 })), {
+          maxLength: 10,
+        }),
+        (pairs) => {
+          const unique = [...new Map(pairs).entries()];
+          const general = vectorClockOf(Object.fromEntries(unique));
+          const sorted = [...unique].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+          expect(vectorClockOf(sorted)).toEqual(general);
+          expect(vectorClockOf([...sorted].reverse())).toEqual(general);
+          for (const e of vectorClockOf(sorted).entries) expect(Object.isFrozen(e)).toBe(true);
+          const positive = sorted.filter((e) => e[1] > 0);
+          const frozen = Object.freeze(positive.map((e) => Object.freeze([e[0], e[1]] as const)));
+          const shared = vectorClockOf(frozen);
+          expect(shared.entries).toBe(frozen);
+          expect(shared).toEqual(general);
+        },
+      ),
+    );
+    // sorted but invalid: still refused
+    expect(() =>
+      vectorClockOf([
+        ["a", 1],
+        ["a", 2],
+      ]),
+    ).toThrow(AssertionError);
+    expect(() =>
+      vectorClockOf([
+        ["a", 1],
+        ["b", -1],
+      ]),
+    ).toThrow(AssertionError);
+    expect(() =>
+      vectorClockOf([
+        ["a", 1],
+        ["b", 1.5],
+      ]),
+    ).toThrow(AssertionError);
+    expect(
+      vectorClockOf([
+        ["a", 0],
+        ["b", 2],
+      ]).entries,
+    ).toEqual([["b", 2]]);
+  });
+
   it("compare agrees with the pointwise definition", () => {
     fc.assert(
       fc.property(arbClock, arbClock, (a, b) => {

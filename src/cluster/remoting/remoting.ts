@@ -104,6 +104,11 @@ export class Remoting implements InboundHost {
   private readonly log: Logger;
   private readonly associations = new Map<string, OutboundAssociation>();
   private readonly inbound = new Set<InboundConnection>();
+  /**
+   * The authenticated inbound connections by the peer's `host:port` (a handshake asks
+   * where a live association with a claimed address is; a large cluster has hundreds).
+   */
+  private readonly inboundByHostPort = new Map<string, Set<InboundConnection>>();
   /** Inbound connections that have not completed the handshake, by source host. */
   private readonly unauthenticated = new Map<InboundConnection, string>();
   private readonly unauthenticatedByHost = new Map<string, number>();
@@ -327,8 +332,8 @@ export class Remoting implements InboundHost {
           `shardkit://${formatNode(node.systemName, node.host, node.port)}`,
           "stopped",
         );
-    for (const c of this.inbound)
-      if (c.remotePeer?.node.hostPort === node.hostPort && c.remotePeer.uid === uid) c.destroy();
+    for (const c of [...(this.inboundByHostPort.get(node.hostPort) ?? [])])
+      if (c.remotePeer?.uid === uid) c.destroy();
     this.receivers.delete(key);
     this.addressTerminated(node.hostPort);
   }
@@ -480,11 +485,21 @@ export class Remoting implements InboundHost {
 
   inboundAuthenticated(c: InboundConnection): void {
     this.endUnauthenticated(c);
+    const hostPort = c.remotePeer?.node.hostPort;
+    if (hostPort === undefined) return;
+    const same = this.inboundByHostPort.get(hostPort);
+    if (same === undefined) this.inboundByHostPort.set(hostPort, new Set([c]));
+    else same.add(c);
   }
 
   inboundClosed(c: InboundConnection): void {
     this.inbound.delete(c);
     this.endUnauthenticated(c);
+    const hostPort = c.remotePeer?.node.hostPort;
+    if (hostPort === undefined) return;
+    const same = this.inboundByHostPort.get(hostPort);
+    same?.delete(c);
+    if (same?.size === 0) this.inboundByHostPort.delete(hostPort);
   }
 
   private endUnauthenticated(c: InboundConnection): void {
@@ -502,7 +517,7 @@ export class Remoting implements InboundHost {
     const hostPort = `${address.host}:${address.port}`;
     const out = this.associations.get(hostPort)?.remoteHost;
     if (out !== undefined) return out;
-    for (const c of this.inbound) if (c.remotePeer?.node.hostPort === hostPort) return c.remoteHost;
+    for (const c of this.inboundByHostPort.get(hostPort) ?? []) return c.remoteHost;
     return undefined;
   }
 

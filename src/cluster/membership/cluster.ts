@@ -502,10 +502,9 @@ export class Cluster {
       this.view.latestGossip,
     );
     if (message === STALE) {
-      // compact, against a member list we do not hold: a gossip is repeated by the next
-      // round; a status is answered with our full status, so the exchange goes on
-      if (kind === MembershipKind.GossipStatus)
-        this.driver.feed({ type: "status-unreadable", from: this.senderOf(peer) });
+      // compact, against a member list we do not hold: answered with our full status, so
+      // the exchange goes on (the sender answers it with what we lack, in full)
+      this.driver.feed({ type: "status-unreadable", from: this.senderOf(peer) });
       return;
     }
     if (message === undefined) {

@@ -64,6 +64,17 @@
  *   exchange goes on with one message more. A member of an earlier version sends neither
  *   hash, so it never gets a compact status.
  *
+ * - Own versions (shardkit; the machine's gossip round, membership-machine.ts): the
+ *   seen-status lead above assumes that a target that has not seen our version holds it
+ *   anyway, which is true of a version others hold (we received it, or broadcast it) but
+ *   not of one we just made ourselves by a merge or a reachability mark, which is what
+ *   every member holds while a failure wave's observations spread. A round to a target
+ *   that has not seen such a version sends the gossip itself, as Akka does, without the
+ *   member list when ours is that of a state others hold (a receiver with another list
+ *   cannot decode it and answers with its full status, as for an unreadable status).
+ *   The version counts as held by others once we receive it, or a status of it, from
+ *   another member.
+ *
  * Randomness is an input (`RandomSource`), time is an input (`nowMs`); nothing here
  * sends anything: the results say what the driver must send.
  */

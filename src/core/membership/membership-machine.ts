@@ -59,6 +59,7 @@ import {
   withSeen,
 } from "./gossip.js";
 import {
+  GossipComparison,
   gossipRoundsPerInterval,
   gossipStatusOf,
   type RandomSource,
@@ -268,6 +269,14 @@ export class MembershipMachine {
   private withheldDowningKey = "";
   private leaseInFlight = false;
   private broadcastPending = false;
+  /**
+   * The last version this node knows other members hold (it received it in a gossip or
+   * a status, or broadcast it), and the member list of that state: a gossip round to a
+   * member that has not seen a newer version of our own making sends it the gossip
+   * itself (gossipTick; gossip-logic.ts, "Own versions").
+   */
+  private sharedVersion: VectorClock | undefined = undefined;
+  private sharedMembers: readonly Member[] | undefined = undefined;
   private readonly toldRemoved = new Map<string, number>();
   /** heartbeatReceivers() of the members and reachability table it was computed from. */
   private ringCache:
@@ -691,17 +700,27 @@ export class MembershipMachine {
       for (const m of this.ms.latestGossip.members)
         if (key(m.uniqueAddress) !== key(this.self) && m.status !== "down")
           this.sendGossip(m.uniqueAddress);
+      this.markShared();
       return;
     }
     const rounds = gossipRoundsPerInterval(this.ms);
+    const g = this.ms.latestGossip;
     for (let i = 0; i < rounds; i++) {
       const target = selectGossipTarget(this.ms, this.config.random, this.settings);
       if (target === undefined) return;
-      // A target that has not seen this version usually holds it already (the broadcast
-      // after each change reaches every member): it gets our seen set, and asks for the
-      // full gossip by its full status only if it holds another version. The version
-      // goes as its hash (it can have an entry per member; gossip-logic.ts, "Hashed
-      // status"); replies, which a member of an earlier version must understand, never.
+      // A version of our own making (a merge, a reachability mark) that no other member is
+      // known to hold goes to a target that has not seen it as the gossip itself, without
+      // the member list if ours is one others hold (gossip-logic.ts, "Own versions").
+      if (target.send === "gossip" && g.version !== this.sharedVersion) {
+        this.sendGossip(target.node, g.members === this.sharedMembers);
+        continue;
+      }
+      // A target that has not seen a version others hold usually holds it already (the
+      // broadcast after each change reaches every member): it gets our seen set, and
+      // asks for the full gossip by its full status only if it holds another version.
+      // The version goes as its hash (it can have an entry per member; gossip-logic.ts,
+      // "Hashed status"); replies, which a member of an earlier version must understand,
+      // never.
       this.sendStatus(target.node, target.send === "gossip", true);
     }
   }
@@ -1143,6 +1162,9 @@ export class MembershipMachine {
     }
     this.joinedOnceFlag = true;
     this.setState(r.state, r.events);
+    // the sender holds the version we now hold (ours, or its own that we took)
+    if (r.comparison === GossipComparison.Same || r.comparison === GossipComparison.Newer)
+      this.markShared();
     if (r.replyTo === undefined) return;
     if (r.replyWith === "seen") this.sendStatus(r.replyTo, true, false, r.replyCompact);
     else this.sendGossip(r.replyTo, r.replyCompact);
@@ -1179,8 +1201,11 @@ export class MembershipMachine {
       ...(membersHash === undefined ? {} : { membersHash }),
     };
     const reply = receiveGossipStatus(this.ms, status);
-    if ((reply.type === "none" || reply.type === "send-seen") && reply.state !== undefined)
-      this.setState(reply.state, []);
+    if (reply.type === "none" || reply.type === "send-seen") {
+      // a status of our version: its sender holds it
+      if (reply.state !== undefined) this.setState(reply.state, []);
+      this.markShared();
+    }
     if (reply.type === "send-gossip") this.sendGossip(reply.to, reply.compact);
     else if (reply.type === "send-status") this.sendStatus(reply.to, false, false, reply.compact);
     else if (reply.type === "send-seen") this.sendStatus(reply.to, true, false, reply.compact);
@@ -1231,6 +1256,7 @@ export class MembershipMachine {
     this.joinedOnceFlag = true;
     this.log("info", "welcomed into the cluster", { by: key(from) });
     this.setState(outcome.state, outcome.events);
+    this.markShared();
     if (this.seedJoin !== null)
       this.performSeed(this.seedJoin.handle({ type: "welcome", from: from.address }));
     if (outcome.replyTo !== undefined) this.sendGossip(outcome.replyTo);
@@ -1323,6 +1349,12 @@ export class MembershipMachine {
         ? { membersHash: membersHashOf(members), ...(compact ? { compactOn: members } : {}) }
         : { versionHash: s.versionHash }),
     });
+  }
+
+  /** Another member holds the current version (see sharedVersion). */
+  private markShared(): void {
+    this.sharedVersion = this.ms.latestGossip.version;
+    this.sharedMembers = this.ms.latestGossip.members;
   }
 
   private send(to: Address, message: MembershipMessage, urgent = false): void {

@@ -258,6 +258,52 @@ describe("membership machine: messages", () => {
     expect(sent(a.handle({ type: "status-unreadable", from: stranger }, w.now))).toEqual([]);
   });
 
+  it("own versions: a merge no other member holds goes to an unseen target as the gossip itself; once another holds it, rounds lead with a seen status", () => {
+    const w = new MembershipWorld({ seeds: ["a"] });
+    w.formCluster(["a", "b", "c", "d"]);
+    const a = w.machine("a");
+    const node = (n: string) => w.machine(n).state.selfUniqueAddress;
+    const to = uniqueAddressToString(a.state.selfUniqueAddress);
+    const base = a.state.latestGossip;
+    const gossipFrom = (from: string, gossip: typeof base) =>
+      a.handle(
+        {
+          type: "received",
+          from: node(from),
+          message: {
+            kind: MembershipKind.Gossip,
+            to,
+            gossip,
+            membersHash: membersHashOf(gossip.members),
+          },
+        },
+        w.now,
+      );
+    const sends = (outputs: readonly MembershipOutput[]) =>
+      outputs.flatMap((o) => (o.type === "send" ? [o.message] : []));
+    // c's newer version: a takes it (c holds it), then b's concurrent one: a merges
+    gossipFrom("c", withOnlySeen(incrementVersion(base, clockKeyOf(node("c"))), node("c")));
+    gossipFrom("b", withOnlySeen(incrementVersion(base, clockKeyOf(node("b"))), node("b")));
+    const merged = a.state.latestGossip;
+    expect(merged.version.entries.map((e) => e[0])).toEqual(
+      expect.arrayContaining([clockKeyOf(node("b")), clockKeyOf(node("c"))]),
+    );
+    // a round: the merge itself, without the member list (others hold ours)
+    const round = sends(a.handle({ type: "gossip-tick" }, w.now));
+    expect(round.length).toBeGreaterThan(0);
+    for (const m of round) {
+      expect(m.kind).toBe(MembershipKind.Gossip);
+      if (m.kind !== MembershipKind.Gossip) continue;
+      expect(m.compact).toBe(true);
+      expect(m.gossip.version).toBe(merged.version);
+    }
+    // b sends the merge back with its mark: b holds a's version now
+    gossipFrom("b", withOnlySeen(merged, node("b")));
+    const later = sends(a.handle({ type: "gossip-tick" }, w.now));
+    expect(later.length).toBeGreaterThan(0);
+    for (const m of later) expect(m.kind).toBe(MembershipKind.GossipStatus);
+  });
+
   it("compact seen reply: a gossip of our version that lacks our mark gets a compact seen status when its sender holds our member list", () => {
     const w = new MembershipWorld({ seeds: ["a"] });
     w.formCluster(["a", "b", "c"]);

@@ -8,7 +8,8 @@
  * `.cpuprofile` written to that file when the run ends; summarize it with profile-top.ts);
  * with `PROFILE_STEADY=<file>`, only the 10 idle seconds after formation; with
  * `PROFILE_CRASH_HEAP=<file>`, a sampling allocation profile (`.heapprofile`, garbage
- * included) of the crash phase.
+ * included) of the crash phase; with `CRASH_PHASE_MS=<ms>`, the crash phase (and its
+ * profiles) ends after that much virtual time.
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -125,7 +126,12 @@ if (crashPct > 0) {
     }
     return false;
   };
-  await h.until(() => crashProgress() || reconverged(), 600_000);
+  /** `CRASH_PHASE_MS=<ms>`: the crash phase ends after this much virtual time (profiling its start). */
+  const crashPhaseMs = Number(process.env.CRASH_PHASE_MS ?? Number.POSITIVE_INFINITY);
+  await h.until(
+    () => crashProgress() || reconverged() || h.world.now - t1 >= crashPhaseMs,
+    600_000,
+  );
   console.log(`reconverged after ${Math.round(h.world.now - t1)} ms virtual`);
   lap("reconverged");
   if (heapProfiler !== undefined && heapFile !== undefined) {

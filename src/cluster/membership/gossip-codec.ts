@@ -45,7 +45,7 @@ import {
   type UniqueAddress,
   uniqueAddressToString,
 } from "../../core/membership/unique-address.js";
-import { vectorClockOf } from "../../core/membership/vector-clock.js";
+import { type VectorClockEntry, vectorClockOf } from "../../core/membership/vector-clock.js";
 import { createMsgpackSerializer } from "../../protocol/msgpack-serializer.js";
 
 export class InvalidGossipError extends ShardkitError {
@@ -122,9 +122,14 @@ export class GossipInterner {
   private readonly nodes: BoundedMap<string, UniqueAddress>;
   private readonly members: BoundedMap<string, Member>;
 
+  private readonly rows = new WeakMap<UniqueAddress, WeakMap<UniqueAddress, ReachabilityRecord>>();
+  private readonly versions = new WeakMap<UniqueAddress, ObserverVersion>();
+  private readonly clockEntries: BoundedMap<string, VectorClockEntry>;
+
   constructor(maxEntries = GOSSIP_INTERN_ENTRIES_MAX) {
     this.nodes = new BoundedMap(maxEntries);
     this.members = new BoundedMap(maxEntries);
+    this.clockEntries = new BoundedMap(maxEntries);
   }
 
   /** The node of `text` (parsed once; InvalidAddressError when malformed). */
@@ -161,6 +166,51 @@ export class GossipInterner {
     const m = memberFrom({ uniqueAddress: node, status, roles, appVersion, dataCenter, upNumber });
     this.members.set(k, m);
     return m;
+  }
+
+  /**
+   * The reachability row with these fields: the last one decoded for this observer and
+   * subject when its status and version are the same. While a crash's observations
+   * spread, every gossip carries hundreds of rows that the receiver's table mostly holds
+   * already; shared rows are not allocated again, and a merged table keeps the objects
+   * it already had (each node's table lives until its next change, long enough for
+   * fresh rows to be promoted and collected by full collections). Weak by node, like
+   * every table here: a node's entries go with it.
+   */
+  row(
+    observer: UniqueAddress,
+    subject: UniqueAddress,
+    status: ReachabilityRecord["status"],
+    version: number,
+  ): ReachabilityRecord {
+    let bySubject = this.rows.get(observer);
+    if (bySubject === undefined) {
+      bySubject = new WeakMap();
+      this.rows.set(observer, bySubject);
+    }
+    const old = bySubject.get(subject);
+    if (old !== undefined && old.status === status && old.version === version) return old;
+    const r: ReachabilityRecord = Object.freeze({ observer, subject, status, version });
+    bySubject.set(subject, r);
+    return r;
+  }
+
+  /** The observer version with these fields (the last one of this observer, as `row`). */
+  observerVersion(observer: UniqueAddress, version: number): ObserverVersion {
+    const old = this.versions.get(observer);
+    if (old !== undefined && old.version === version) return old;
+    const v: ObserverVersion = Object.freeze({ observer, version });
+    this.versions.set(observer, v);
+    return v;
+  }
+
+  /** The clock entry of `key` with `counter` (the last one of this key, as `row`). */
+  clockEntry(key: string, counter: number): VectorClockEntry {
+    const old = this.clockEntries.get(key);
+    if (old !== undefined && old[1] === counter) return old;
+    const e: VectorClockEntry = Object.freeze([key, counter] as const);
+    this.clockEntries.set(key, e);
+    return e;
   }
 
   /** Entries held: nodes, members (each at most maxEntries). */
@@ -309,25 +359,31 @@ export function gossipFromWire(data: unknown, local?: Gossip): Gossip {
       const st = asString(status, "reachability status");
       if (!REACHABILITY_STATUSES.has(st))
         throw new InvalidGossipError(`unknown reachability status ${st}`);
-      return {
-        observer: nodeAt(o, "observer"),
-        subject: nodeAt(sub, "subject"),
-        status: st as ReachabilityRecord["status"],
-        version: asInt(version, "reachability version"),
-      };
+      return interner.row(
+        nodeAt(o, "observer"),
+        nodeAt(sub, "subject"),
+        st as ReachabilityRecord["status"],
+        asInt(version, "reachability version"),
+      );
     });
     const versions = asArray(w.rv, "rv").map((x): ObserverVersion => {
       const [o, v] = asTuple(x, 2, "rv");
-      return { observer: nodeAt(o, "rv observer"), version: asInt(v, "rv version") };
+      return interner.observerVersion(nodeAt(o, "rv observer"), asInt(v, "rv version"));
     });
-    const clock = asArray(w.v, "v").map((x) => {
-      const [k, c] = asTuple(x, 2, "v");
-      const keyOf =
-        typeof k === "number" && k < members.length
-          ? clockKeyOf(nodeAt(k, "clock key"))
-          : asString(k, "clock key");
-      return [keyOf, asInt(c, "clock counter")] as const;
-    });
+    // interned frozen entries in a frozen array: vectorClockOf keeps them as they are
+    // when they come in clock order (as a clock is sent)
+    const clock = Object.freeze(
+      asArray(w.v, "v").map((x) => {
+        const [k, c] = asTuple(x, 2, "v");
+        const keyOf =
+          typeof k === "number" && k < members.length
+            ? clockKeyOf(nodeAt(k, "clock key"))
+            : asString(k, "clock key");
+        const counter = asInt(c, "clock counter");
+        // a counter that is no valid clock counter is vectorClockOf's to refuse
+        return counter > 0 ? interner.clockEntry(keyOf, counter) : ([keyOf, counter] as const);
+      }),
+    );
     const tombstones = asArray(w.t, "t").map((x): Tombstone => {
       const [n, at] = asTuple(x, 2, "t");
       return { node: nodeAt(n, "tombstone"), removedAtMs: asNumber(at, "removedAtMs") };

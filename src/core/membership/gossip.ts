@@ -256,9 +256,17 @@ export function isMultiDc(g: Gossip): boolean {
   return first !== undefined && g.members.some((m) => m.dataCenter !== first.dataCenter);
 }
 
+/** allRoles per member list (the list is immutable; every received gossip asks twice). */
+const rolesOfMembers = new WeakMap<readonly Member[], readonly string[]>();
+
 /** The ordinary roles of all members, sorted. */
-export function allRoles(g: Gossip): string[] {
-  return [...new Set(g.members.flatMap((m) => m.roles))].sort();
+export function allRoles(g: Gossip): readonly string[] {
+  let roles = rolesOfMembers.get(g.members);
+  if (roles === undefined) {
+    roles = Object.freeze([...new Set(g.members.flatMap((m) => m.roles))].sort());
+    rolesOfMembers.set(g.members, roles);
+  }
+  return roles;
 }
 
 /** True if the cluster has exactly one member. */
@@ -564,14 +572,14 @@ export function mergeGossip(a: Gossip, b: Gossip): Gossip {
     mergeClocks(a.version, b.version),
     tombstones.map((t) => clockKeyOf(t.node)),
   );
-  const members = sameOrMerged(
-    a.members,
-    b.members,
-    mergeMembers(a.members, b.members, tombstoned),
-  );
+  // the usual concurrent merge (observations of a crash spreading): one member list
+  const members =
+    a.members === b.members && sameElements(a.tombstones, b.tombstones)
+      ? a.members
+      : sameOrMerged(a.members, b.members, mergeMembers(a.members, b.members, tombstoned));
   const reachability = mergeReachability(
     a.overview.reachability,
-    members.map((m) => m.uniqueAddress),
+    nodesOf(members),
     b.overview.reachability,
   );
   // Parts equal to one side's are that side's frozen arrays and table: readers see by
@@ -579,6 +587,18 @@ export function mergeGossip(a: Gossip, b: Gossip): Gossip {
   // reachability rows), and build re-checks only the parts that are new.
   const prev = members === b.members ? b : a;
   return build(members, [], reachability, version, tombstones, prev);
+}
+
+/** The nodes of a member list, in member order (kept per list: lists are immutable). */
+const nodesOfMembers = new WeakMap<readonly Member[], readonly UniqueAddress[]>();
+
+function nodesOf(members: readonly Member[]): readonly UniqueAddress[] {
+  let nodes = nodesOfMembers.get(members);
+  if (nodes === undefined) {
+    nodes = Object.freeze(members.map((m) => m.uniqueAddress));
+    nodesOfMembers.set(members, nodes);
+  }
+  return nodes;
 }
 
 /**

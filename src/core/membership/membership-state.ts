@@ -351,12 +351,48 @@ export function isLeader(s: MembershipState, node: UniqueAddress): boolean {
   return l !== undefined && uniqueAddressEquals(l, node);
 }
 
+/**
+ * Each node's last role leaders per role, as leaderByMembersMemo: every received gossip
+ * diffs the role leaders of the view before and after it (diffClusterEvents), each an
+ * O(N) walk, and while a crash's observations spread the member list and its
+ * unreachable members stay the same.
+ */
+const roleLeaderMemo = new WeakMap<
+  UniqueAddress,
+  Map<
+    string,
+    {
+      readonly members: readonly Member[];
+      readonly dc: string;
+      readonly unreachable: readonly UniqueAddress[];
+      readonly leader: UniqueAddress | undefined;
+    }
+  >
+>();
+
 /** The leader among members with `role` (e.g. where a per-role singleton lives). */
 export function roleLeader(s: MembershipState, role: string): UniqueAddress | undefined {
-  return leaderOf(
+  const g = s.latestGossip;
+  const unreachable = allUnreachableOrTerminated(dcReachability(s));
+  let byRole = roleLeaderMemo.get(s.selfUniqueAddress);
+  const memo = byRole?.get(role);
+  if (
+    memo !== undefined &&
+    memo.members === g.members &&
+    memo.dc === s.selfDc &&
+    sameNodes(memo.unreachable, unreachable)
+  )
+    return memo.leader;
+  const l = leaderOf(
     s,
-    s.latestGossip.members.filter((m) => hasRole(m, role)),
+    g.members.filter((m) => hasRole(m, role)),
   );
+  if (byRole === undefined) {
+    byRole = new Map();
+    roleLeaderMemo.set(s.selfUniqueAddress, byRole);
+  }
+  byRole.set(role, { members: g.members, dc: s.selfDc, unreachable, leader: l });
+  return l;
 }
 
 /** True if `node` is self or a member of the self DC. */

@@ -77,21 +77,44 @@ function freezeTable(records: ReachabilityRecord[], versions: ObserverVersion[])
   return Object.freeze({ records: Object.freeze(records), versions: Object.freeze(versions) });
 }
 
-/** A validated table from decoded rows and versions (any order). */
+/**
+ * A validated table from decoded rows and versions (any order; frozen rows are taken as
+ * they are). Rows and versions received in table order (as a table is sent) are checked
+ * in one pass each instead of being sorted.
+ */
 export function reachabilityOf(
   records: readonly ReachabilityRecord[],
   versions: readonly ObserverVersion[],
 ): Reachability {
-  const rs = records.map((r) => Object.freeze({ ...r })).sort(compareRecords);
-  const vs = versions.map((v) => Object.freeze({ ...v })).sort(compareVersions);
-  assert(isStrictlySorted(rs, compareRecords), "duplicate reachability record");
-  assert(isStrictlySorted(vs, compareVersions), "duplicate reachability observer version");
+  const rs = records.map(frozenRow);
+  const vs = versions.map(frozenRow);
+  if (!isStrictlySorted(rs, compareRecords)) {
+    rs.sort(compareRecords);
+    assert(isStrictlySorted(rs, compareRecords), "duplicate reachability record");
+  }
+  if (!isStrictlySorted(vs, compareVersions)) {
+    vs.sort(compareVersions);
+    assert(isStrictlySorted(vs, compareVersions), "duplicate reachability observer version");
+  }
   for (const v of vs) assert(Number.isSafeInteger(v.version) && v.version > 0, "bad version");
+  // both sorted by observer: one walk finds each row's observer version
+  let j = 0;
   for (const r of rs) {
-    const v = observerVersion({ records: [], versions: vs }, r.observer);
+    while (
+      j < vs.length &&
+      compareUniqueAddresses((vs[j] as ObserverVersion).observer, r.observer) < 0
+    )
+      j++;
+    const ov = vs[j];
+    const v =
+      ov !== undefined && compareUniqueAddresses(ov.observer, r.observer) === 0 ? ov.version : 0;
     if (!(r.version <= v)) fail(`record version above observer version: ${describeRecord(r)}`);
   }
   return freezeTable(rs, vs);
+}
+
+function frozenRow<T extends object>(row: T): T {
+  return Object.isFrozen(row) ? row : Object.freeze({ ...row });
 }
 
 function describeRecord(r: ReachabilityRecord): string {
@@ -357,29 +380,6 @@ export function filterRecords(
   return freezeTable(r.records.filter(keep), r.versions.slice());
 }
 
-function rowsByObserver(r: Reachability): Map<string, ReachabilityRecord[]> {
-  const out = new Map<string, ReachabilityRecord[]>();
-  for (const rec of r.records) {
-    const k = uniqueAddressToString(rec.observer);
-    const rows = out.get(k);
-    if (rows) rows.push(rec);
-    else out.set(k, [rec]);
-  }
-  return out;
-}
-
-function pickRows(
-  rows1: readonly ReachabilityRecord[],
-  v1: number,
-  rows2: readonly ReachabilityRecord[],
-  v2: number,
-): readonly ReachabilityRecord[] {
-  if (rows1.length > 0 && rows2.length > 0) return v1 > v2 ? rows1 : rows2;
-  if (rows1.length > 0) return v1 > v2 ? rows1 : [];
-  if (rows2.length > 0) return v2 > v1 ? rows2 : [];
-  return [];
-}
-
 /**
  * Merge of `left` and `right` restricted to the nodes in `allowed` (the merged members):
  * per allowed observer, the rows of the side with the higher observer version (right
@@ -394,14 +394,16 @@ export function mergeReachability(
   allowed: Iterable<UniqueAddress>,
   right: Reachability,
 ): Reachability {
-  const allowedKeys = new Set<string>();
-  for (const n of allowed) allowedKeys.add(uniqueAddressToString(n));
+  const allowedKeys = allowedKeysOf(allowed);
   const records: ReachabilityRecord[] = [];
   const versions: ObserverVersion[] = [];
-  const leftRows = rowsByObserver(left);
-  const rightRows = rowsByObserver(right);
+  const lr = left.records;
+  const rr = right.records;
   const lv = left.versions;
   const rv = right.versions;
+  // tables are sorted by observer: each observer's rows are the next range of each side
+  let li = 0;
+  let ri = 0;
   let i = 0;
   let j = 0;
   while (i < lv.length || j < rv.length) {
@@ -409,15 +411,46 @@ export function mergeReachability(
     const y = rv[j];
     const c =
       x === undefined ? 1 : y === undefined ? -1 : compareUniqueAddresses(x.observer, y.observer);
-    const observer = (c <= 0 ? x : y) as ObserverVersion;
+    const observer = ((c <= 0 ? x : y) as ObserverVersion).observer;
     const v1 = c <= 0 ? (x as ObserverVersion).version : 0;
     const v2 = c >= 0 ? (y as ObserverVersion).version : 0;
     if (c <= 0) i++;
     if (c >= 0) j++;
-    const k = uniqueAddressToString(observer.observer);
-    if (!allowedKeys.has(k)) continue;
-    const rows = pickRows(leftRows.get(k) ?? [], v1, rightRows.get(k) ?? [], v2);
-    for (const rec of rows) {
+    while (
+      li < lr.length &&
+      compareUniqueAddresses((lr[li] as ReachabilityRecord).observer, observer) < 0
+    )
+      li++;
+    let le = li;
+    while (
+      le < lr.length &&
+      compareUniqueAddresses((lr[le] as ReachabilityRecord).observer, observer) === 0
+    )
+      le++;
+    while (
+      ri < rr.length &&
+      compareUniqueAddresses((rr[ri] as ReachabilityRecord).observer, observer) < 0
+    )
+      ri++;
+    let re = ri;
+    while (
+      re < rr.length &&
+      compareUniqueAddresses((rr[re] as ReachabilityRecord).observer, observer) === 0
+    )
+      re++;
+    const fromLeft = li < le;
+    const fromRight = ri < re;
+    const lo = li;
+    const ro = ri;
+    li = le;
+    ri = re;
+    if (!allowedKeys.has(uniqueAddressToString(observer))) continue;
+    // the rows of the side with the higher version; of one side only if it is strictly higher
+    const useLeft = fromLeft && v1 > v2;
+    const useRight = !useLeft && fromRight && (fromLeft ? true : v2 > v1);
+    const [rows, from, to] = useLeft ? [lr, lo, le] : useRight ? [rr, ro, re] : [lr, 0, 0];
+    for (let k = from; k < to; k++) {
+      const rec = rows[k] as ReachabilityRecord;
       if (allowedKeys.has(uniqueAddressToString(rec.subject))) records.push(rec);
     }
     // the higher side's version object (the same object keeps a table equal to that side's)
@@ -426,6 +459,21 @@ export function mergeReachability(
   if (sameElements(records, left.records) && sameElements(versions, left.versions)) return left;
   if (sameElements(records, right.records) && sameElements(versions, right.versions)) return right;
   return freezeTable(records, versions);
+}
+
+/** The keys of the nodes allowed in a merge, kept per frozen array (a member list's nodes). */
+const allowedKeySets = new WeakMap<readonly UniqueAddress[], ReadonlySet<string>>();
+
+function allowedKeysOf(allowed: Iterable<UniqueAddress>): ReadonlySet<string> {
+  const kept = Array.isArray(allowed) && Object.isFrozen(allowed);
+  if (kept) {
+    const hit = allowedKeySets.get(allowed as readonly UniqueAddress[]);
+    if (hit !== undefined) return hit;
+  }
+  const keys = new Set<string>();
+  for (const n of allowed) keys.add(uniqueAddressToString(n));
+  if (kept) allowedKeySets.set(allowed as readonly UniqueAddress[], keys);
+  return keys;
 }
 
 function sameElements<T>(x: readonly T[], y: readonly T[]): boolean {

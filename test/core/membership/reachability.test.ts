@@ -3,6 +3,7 @@
  * pruning of an observer's rows once it sees everyone again, aggregate queries, and the
  * version-based merge.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AssertionError } from "../../../src/base/assert.js";
 import {
@@ -137,6 +138,83 @@ describe("reachability", () => {
     const right = markUnreachable(markUnreachable(emptyReachability, c, d), c, a);
     const all = [a, b, c, d];
     expect(mergeReachability(left, all, right)).toEqual(mergeReachability(right, all, left));
+  });
+
+  it("merge agrees with the per-observer rule on random tables (the walk over both sorted tables)", () => {
+    const nodes = ["a", "b", "c", "d", "e"].map(n);
+    const arbTable = fc
+      .array(
+        fc.record({
+          observer: fc.integer({ min: 0, max: 4 }),
+          version: fc.integer({ min: 1, max: 4 }),
+          rows: fc.array(
+            fc.tuple(
+              fc.integer({ min: 0, max: 4 }),
+              fc.constantFrom("reachable", "unreachable", "terminated"),
+            ),
+            { maxLength: 4 },
+          ),
+        }),
+        { maxLength: 5 },
+      )
+      .map((observers) => {
+        const byObserver = new Map(observers.map((o) => [o.observer, o]));
+        const versions = [...byObserver.values()].map((o) => ({
+          observer: nodes[o.observer] as UniqueAddress,
+          version: o.version,
+        }));
+        const records = [...byObserver.values()].flatMap((o) =>
+          [...new Map(o.rows).entries()]
+            .filter(([subject]) => subject !== o.observer)
+            .map(([subject, status]) => ({
+              observer: nodes[o.observer] as UniqueAddress,
+              subject: nodes[subject] as UniqueAddress,
+              status: status as "reachable" | "unreachable" | "terminated",
+              version: o.version,
+            })),
+        );
+        return reachabilityOf(records, versions);
+      });
+    const show = (r: ReturnType<typeof reachabilityOf>) => ({
+      records: r.records.map(
+        (x) => `${x.observer.address.host}->${x.subject.address.host} ${x.status} ${x.version}`,
+      ),
+      versions: r.versions.map((v) => `${v.observer.address.host} ${v.version}`),
+    });
+    fc.assert(
+      fc.property(arbTable, arbTable, fc.subarray(nodes), (left, right, allowed) => {
+        const keys = new Set(allowed.map(uniqueAddressToString));
+        const expected = { records: [] as string[], versions: [] as string[] };
+        for (const o of nodes) {
+          const v1 = observerVersion(left, o);
+          const v2 = observerVersion(right, o);
+          if ((v1 === 0 && v2 === 0) || !keys.has(uniqueAddressToString(o))) continue;
+          const rows1 = recordsFrom(left, o);
+          const rows2 = recordsFrom(right, o);
+          const rows =
+            rows1.length > 0 && rows2.length > 0
+              ? v1 > v2
+                ? rows1
+                : rows2
+              : rows1.length > 0
+                ? v1 > v2
+                  ? rows1
+                  : []
+                : v2 > v1
+                  ? rows2
+                  : [];
+          for (const x of rows)
+            if (keys.has(uniqueAddressToString(x.subject)))
+              expected.records.push(
+                `${x.observer.address.host}->${x.subject.address.host} ${x.status} ${x.version}`,
+              );
+          expected.versions.push(`${o.address.host} ${Math.max(v1, v2)}`);
+        }
+        expect(show(mergeReachability(left, allowed, right))).toEqual(expected);
+        expect(show(mergeReachability(left, Object.freeze([...allowed]), right))).toEqual(expected);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("validates decoded tables", () => {

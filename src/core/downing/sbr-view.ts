@@ -55,12 +55,31 @@ export interface SbrView {
 /** The SBR view of a membership state (self DC members, seen set of the gossip). */
 export function sbrViewOf(state: MembershipState): SbrView {
   const g: Gossip = state.latestGossip;
+  let seenBy: readonly UniqueAddress[] | undefined;
   return {
     self: state.selfUniqueAddress,
-    members: dcMembers(state).filter((m) => m.dataCenter === state.selfDc),
+    members: selfDcMembersOf(state),
     reachability: dcReachabilityNoOutsideNodes(state),
-    seenBy: g.overview.seen.filter((n) => findMember(g, n)?.dataCenter === state.selfDc),
+    // read by decisions only, not by the resolver's observation every leader tick
+    seenBy: {
+      [Symbol.iterator]: () => {
+        seenBy ??= g.overview.seen.filter((n) => findMember(g, n)?.dataCenter === state.selfDc);
+        return seenBy[Symbol.iterator]();
+      },
+    },
   };
+}
+
+/** The self DC's members of a member list, kept per list and DC (lists are immutable). */
+const selfDcMembers = new WeakMap<readonly Member[], { dc: string; members: readonly Member[] }>();
+
+function selfDcMembersOf(state: MembershipState): readonly Member[] {
+  const all = state.latestGossip.members;
+  const hit = selfDcMembers.get(all);
+  if (hit !== undefined && hit.dc === state.selfDc) return hit.members;
+  const members = Object.freeze(dcMembers(state).filter((m) => m.dataCenter === state.selfDc));
+  selfDcMembers.set(all, { dc: state.selfDc, members });
+  return members;
 }
 
 const key = uniqueAddressToString;
@@ -83,23 +102,46 @@ function unreachableOf(records: readonly ReachabilityRecord[], self: UniqueAddre
   );
 }
 
+/** The members in member order and their keys, kept per member list (lists are immutable). */
+const sortedMembers = new WeakMap<
+  readonly Member[],
+  { readonly all: readonly Member[]; readonly keys: ReadonlySet<string> }
+>();
+
+/** Each view's context (the resolver's observation asks for it twice per view). */
+const contexts = new WeakMap<SbrView, SbrContext>();
+
 /** Prepares a view: sorts members, keeps only unreachable/terminated rows among members. */
 export function contextOf(view: SbrView): SbrContext {
-  const all = [...view.members].sort(compareMembers);
-  const isMember = new Set(all.map((m) => key(m.uniqueAddress)));
+  const kept = contexts.get(view);
+  if (kept !== undefined) return kept;
+  let sorted = sortedMembers.get(view.members);
+  if (sorted === undefined) {
+    const all = [...view.members].sort(compareMembers);
+    sorted = { all, keys: new Set(all.map((m) => key(m.uniqueAddress))) };
+    // only a frozen list stays the same list
+    if (Object.isFrozen(view.members)) sortedMembers.set(view.members, sorted);
+  }
+  const { all, keys: isMember } = sorted;
   const records = view.reachability.records.filter(
     (r) =>
       r.status !== ReachabilityStatus.Reachable &&
       isMember.has(key(r.observer)) &&
       isMember.has(key(r.subject)),
   );
-  return {
+  let seen: ReadonlySet<string> | undefined;
+  const ctx: SbrContext = {
     self: view.self,
     all,
     records,
     unreachable: unreachableOf(records, view.self),
-    seen: new Set([...(view.seenBy ?? [])].map(key)),
+    get seen() {
+      seen ??= new Set([...(view.seenBy ?? [])].map(key));
+      return seen;
+    },
   };
+  contexts.set(view, ctx);
+  return ctx;
 }
 
 /** The same context with only `records` (unreachable set recomputed). */

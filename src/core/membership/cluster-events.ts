@@ -196,6 +196,8 @@ export function diffReachabilityEvents(
 ): ReachabilityEvent[] {
   const was = unreachableKeys(before);
   const now = unreachableKeys(after);
+  // the usual case while observations spread: the same members are unreachable
+  if (was === now || (was.size === now.size && [...now].every((k) => was.has(k)))) return [];
   const out: ReachabilityEvent[] = [];
   for (const member of after.latestGossip.members) {
     const k = uniqueAddressToString(member.uniqueAddress);

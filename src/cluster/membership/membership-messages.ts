@@ -230,9 +230,8 @@ export function encodeMembershipMessage(
 
 /**
  * A compact gossip or status made against a member list the receiver does not hold (any
- * more): not bad input, the member lists differ; the next gossip round repeats a gossip,
- * and an unreadable status is answered with the full status (core/membership/
- * gossip-logic.ts, "Compact gossip" and "Compact status").
+ * more): not bad input, the member lists differ; either is answered with the full status
+ * (core/membership/gossip-logic.ts, "Compact gossip" and "Compact status").
  */
 export const STALE = "stale-compact-gossip" as const;
 

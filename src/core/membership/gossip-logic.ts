@@ -49,9 +49,9 @@
  *   in reachability rows. A status and a gossip carry the sender's hash of its member list
  *   (`membersHashOf`); the full gossip that answers one whose hash equals ours goes
  *   without the member list (`compact`), and the receiver decodes it with its own (the
- *   codec checks the hash; a member list changed in between drops it, and the next round
- *   repeats the exchange). A member of an earlier version sends no hash, so it always
- *   gets the whole gossip.
+ *   codec checks the hash; a receiver whose member list changed in between answers it
+ *   with its full status, and the exchange goes on from there). A member of an earlier version sends no hash, so no reply
+ *   to it is compact (a round's push of an own version may be: "Own versions").
  *
  * - Compact status (shardkit): after a failure wave the version has an entry per
  *   observer (most members), and the statuses that still carry it whole, the replies,
@@ -71,7 +71,9 @@
  *   every member holds while a failure wave's observations spread. A round to a target
  *   that has not seen such a version sends the gossip itself, as Akka does, without the
  *   member list when ours is that of a state others hold (a receiver with another list
- *   cannot decode it and answers with its full status, as for an unreadable status).
+ *   cannot decode it and answers with its full status, as for an unreadable status; a
+ *   member of an earlier version cannot read it at all: docs/evolution.md asks for a
+ *   full restart across this change).
  *   The version counts as held by others once we receive it, or a status of it, from
  *   another member.
  *

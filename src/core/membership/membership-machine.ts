@@ -283,6 +283,8 @@ export class MembershipMachine {
     | {
         readonly members: readonly Member[];
         readonly reachability: Reachability;
+        /** The unreachable nodes the ring was built with (it depends on these, not on rows). */
+        readonly unreachable: readonly string[];
         readonly receivers: readonly UniqueAddress[];
       }
     | undefined;
@@ -884,15 +886,28 @@ export class MembershipMachine {
     const c = this.ringCache;
     if (c !== undefined && c.members === g.members && c.reachability === g.overview.reachability)
       return c.receivers;
+    // a new table with the same unreachable nodes (observations of a crash spreading):
+    // the same ring
+    const unreachableNodes = allUnreachable(g.overview.reachability);
+    const unreachable = unreachableNodes.map(key);
+    if (c !== undefined && c.members === g.members && sameStrings(c.unreachable, unreachable)) {
+      this.ringCache = { ...c, reachability: g.overview.reachability };
+      return c.receivers;
+    }
     const nodes = g.members
       .filter((m) => m.status !== "joining" || key(m.uniqueAddress) === key(this.self))
       .map((m) => m.uniqueAddress);
     const ring = new HeartbeatRing(nodes, {
-      unreachable: allUnreachable(g.overview.reachability),
+      unreachable: unreachableNodes,
       monitoredByNrOfMembers: this.settings.monitoredByNrOfMembers,
     });
     const receivers = Object.freeze(ring.receivers(this.self));
-    this.ringCache = { members: g.members, reachability: g.overview.reachability, receivers };
+    this.ringCache = {
+      members: g.members,
+      reachability: g.overview.reachability,
+      unreachable,
+      receivers,
+    };
     return receivers;
   }
 
@@ -1383,4 +1398,10 @@ export class MembershipMachine {
       (m) => m.uniqueAddress.address.host === host && m.uniqueAddress.address.port === port,
     );
   }
+}
+
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -299,15 +299,15 @@ const leaderMemo = new WeakMap<
  * observations of a crash spread every received gossip is a new one (a new table) over
  * the same member list and mostly the same unreachable nodes.
  */
-const leaderByMembersMemo = new WeakMap<
-  UniqueAddress,
-  {
-    readonly members: readonly Member[];
-    readonly dc: string;
-    readonly unreachable: readonly UniqueAddress[];
-    readonly leader: UniqueAddress | undefined;
-  }
->();
+/** A leader computed for a member list, DC and set of unreachable nodes. */
+interface LeaderOfMembers {
+  readonly members: readonly Member[];
+  readonly dc: string;
+  readonly unreachable: readonly UniqueAddress[];
+  readonly leader: UniqueAddress | undefined;
+}
+
+const leaderByMembersMemo = new WeakMap<UniqueAddress, LeaderOfMembers>();
 
 function sameNodes(a: readonly UniqueAddress[], b: readonly UniqueAddress[]): boolean {
   if (a === b) return true;
@@ -357,18 +357,7 @@ export function isLeader(s: MembershipState, node: UniqueAddress): boolean {
  * O(N) walk, and while a crash's observations spread the member list and its
  * unreachable members stay the same.
  */
-const roleLeaderMemo = new WeakMap<
-  UniqueAddress,
-  Map<
-    string,
-    {
-      readonly members: readonly Member[];
-      readonly dc: string;
-      readonly unreachable: readonly UniqueAddress[];
-      readonly leader: UniqueAddress | undefined;
-    }
-  >
->();
+const roleLeaderMemo = new WeakMap<UniqueAddress, Map<string, LeaderOfMembers>>();
 
 /** The leader among members with `role` (e.g. where a per-role singleton lives). */
 export function roleLeader(s: MembershipState, role: string): UniqueAddress | undefined {

@@ -416,32 +416,12 @@ export function mergeReachability(
     const v2 = c >= 0 ? (y as ObserverVersion).version : 0;
     if (c <= 0) i++;
     if (c >= 0) j++;
-    while (
-      li < lr.length &&
-      compareUniqueAddresses((lr[li] as ReachabilityRecord).observer, observer) < 0
-    )
-      li++;
-    let le = li;
-    while (
-      le < lr.length &&
-      compareUniqueAddresses((lr[le] as ReachabilityRecord).observer, observer) === 0
-    )
-      le++;
-    while (
-      ri < rr.length &&
-      compareUniqueAddresses((rr[ri] as ReachabilityRecord).observer, observer) < 0
-    )
-      ri++;
-    let re = ri;
-    while (
-      re < rr.length &&
-      compareUniqueAddresses((rr[re] as ReachabilityRecord).observer, observer) === 0
-    )
-      re++;
-    const fromLeft = li < le;
-    const fromRight = ri < re;
-    const lo = li;
-    const ro = ri;
+    const [ls, le] = observerRange(lr, li, observer);
+    const [rs, re] = observerRange(rr, ri, observer);
+    const fromLeft = ls < le;
+    const fromRight = rs < re;
+    const lo = ls;
+    const ro = rs;
     li = le;
     ri = re;
     if (!allowedKeys.has(uniqueAddressToString(observer))) continue;
@@ -459,6 +439,30 @@ export function mergeReachability(
   if (sameElements(records, left.records) && sameElements(versions, left.versions)) return left;
   if (sameElements(records, right.records) && sameElements(versions, right.versions)) return right;
   return freezeTable(records, versions);
+}
+
+/**
+ * The range [start, end) of `observer`'s rows in `rows` (sorted by observer), searched
+ * from `from` on: the rows of observers before it are skipped.
+ */
+function observerRange(
+  rows: readonly ReachabilityRecord[],
+  from: number,
+  observer: UniqueAddress,
+): readonly [number, number] {
+  let start = from;
+  while (
+    start < rows.length &&
+    compareUniqueAddresses((rows[start] as ReachabilityRecord).observer, observer) < 0
+  )
+    start++;
+  let end = start;
+  while (
+    end < rows.length &&
+    compareUniqueAddresses((rows[end] as ReachabilityRecord).observer, observer) === 0
+  )
+    end++;
+  return [start, end];
 }
 
 /** The keys of the nodes allowed in a merge, kept per frozen array (a member list's nodes). */

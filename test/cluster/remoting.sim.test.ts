@@ -13,6 +13,16 @@ const SEEDS = simSeeds([1, 2, 3, 4, 5]);
 type Ping = { n: number; replyTo: ActorRef<number> };
 const echo = Behaviors.receiveMessage<Ping>((m) => m.replyTo.tell(m.n + 1));
 
+/** An actor that only watches `ref` (a watch is a system message to its node). */
+const watcherOf = (ref: ActorRef<Ping>) =>
+  Behaviors.setup<never>((ctx) => {
+    ctx.watch(ref as never);
+    return Behaviors.receive<never>(
+      () => undefined,
+      () => undefined,
+    );
+  });
+
 describe.each(SEEDS)("remoting in the simulator (seed %i)", (seed) => {
   it("ask and tell between two nodes, refs inside messages resolve on arrival", async () => {
     const c = new SimCluster(seed);
@@ -224,15 +234,7 @@ describe.each(SEEDS)("remoting in the simulator (seed %i)", (seed) => {
     });
     await c.until(() => ok, 5_000);
     c.network.partition(["b"], ["a"], { oneWay: true }); // b -> a blocked: acks never arrive
-    a.system.spawn(
-      Behaviors.setup<never>((ctx) => {
-        ctx.watch(ref as never);
-        return Behaviors.receive<never>(
-          () => undefined,
-          () => undefined,
-        );
-      }),
-    );
+    a.system.spawn(watcherOf(ref));
     await c.until(() => a.remoting.stats.quarantines === 1, 30_000);
   });
 });
@@ -266,15 +268,7 @@ describe("remoting timers (simulator)", () => {
       (peers[1] as (typeof peers)[number]).remoting.address,
       "/user/echo",
     );
-    a.system.spawn(
-      Behaviors.setup<never>((ctx) => {
-        ctx.watch(ref as never);
-        return Behaviors.receive<never>(
-          () => undefined,
-          () => undefined,
-        );
-      }),
-    );
+    a.system.spawn(watcherOf(ref));
     await c.world.advance(100);
     expect(a.runtime.scheduler.liveTimers).toBeGreaterThan(withOnePeer);
     await c.world.advance(3_000);

@@ -33,6 +33,7 @@ import {
   binarySearch,
   findSorted,
   isStrictlySorted,
+  sameElements,
   sortedUnique,
   upsertSorted,
 } from "./sorted-array.js";
@@ -620,12 +621,6 @@ function sameOrMerged<T>(a: readonly T[], b: readonly T[], merged: readonly T[])
   if (sameElements(merged, a)) return a;
   if (sameElements(merged, b)) return b;
   return merged;
-}
-
-function sameElements<T>(x: readonly T[], y: readonly T[]): boolean {
-  if (x.length !== y.length) return false;
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
-  return true;
 }
 
 function mergeTombstones(a: readonly Tombstone[], b: readonly Tombstone[]): Tombstone[] {

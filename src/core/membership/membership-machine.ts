@@ -92,6 +92,7 @@ import {
   type Reachability,
 } from "./reachability.js";
 import { SeedJoinMachine, type SeedJoinOutput, type SeedJoinTimer } from "./seed-join.js";
+import { sameElements } from "./sorted-array.js";
 import { parseUniqueAddress, type UniqueAddress, uniqueAddressToString } from "./unique-address.js";
 import { emptyVectorClock, type VectorClock, vectorClockOf } from "./vector-clock.js";
 
@@ -890,7 +891,7 @@ export class MembershipMachine {
     // the same ring
     const unreachableNodes = allUnreachable(g.overview.reachability);
     const unreachable = unreachableNodes.map(key);
-    if (c !== undefined && c.members === g.members && sameStrings(c.unreachable, unreachable)) {
+    if (c !== undefined && c.members === g.members && sameElements(c.unreachable, unreachable)) {
       this.ringCache = { ...c, reachability: g.overview.reachability };
       return c.receivers;
     }
@@ -1398,10 +1399,4 @@ export class MembershipMachine {
       (m) => m.uniqueAddress.address.host === host && m.uniqueAddress.address.port === port,
     );
   }
-}
-
-function sameStrings(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -34,6 +34,7 @@ import {
   removeNodes,
   removeObservers,
 } from "./reachability.js";
+import { sameElements } from "./sorted-array.js";
 import {
   type UniqueAddress,
   uniqueAddressEquals,
@@ -309,13 +310,6 @@ interface LeaderOfMembers {
 
 const leaderByMembersMemo = new WeakMap<UniqueAddress, LeaderOfMembers>();
 
-function sameNodes(a: readonly UniqueAddress[], b: readonly UniqueAddress[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 /** The leader of the self DC (see leaderOf). */
 export function leader(s: MembershipState): UniqueAddress | undefined {
   const g = s.latestGossip;
@@ -329,7 +323,7 @@ export function leader(s: MembershipState): UniqueAddress | undefined {
     byMembers !== undefined &&
     byMembers.members === g.members &&
     byMembers.dc === s.selfDc &&
-    sameNodes(byMembers.unreachable, unreachable)
+    sameElements(byMembers.unreachable, unreachable)
   )
     l = byMembers.leader;
   else {
@@ -369,7 +363,7 @@ export function roleLeader(s: MembershipState, role: string): UniqueAddress | un
     memo !== undefined &&
     memo.members === g.members &&
     memo.dc === s.selfDc &&
-    sameNodes(memo.unreachable, unreachable)
+    sameElements(memo.unreachable, unreachable)
   )
     return memo.leader;
   const l = leaderOf(

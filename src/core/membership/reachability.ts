@@ -17,7 +17,7 @@
  * `versions` sorted by observer, versions > 0; every observer with rows has a version.
  */
 import { assert, fail } from "../../base/assert.js";
-import { binarySearch, isStrictlySorted, sortedUnique } from "./sorted-array.js";
+import { binarySearch, isStrictlySorted, sameElements, sortedUnique } from "./sorted-array.js";
 import {
   compareUniqueAddresses,
   type UniqueAddress,
@@ -478,10 +478,4 @@ function allowedKeysOf(allowed: Iterable<UniqueAddress>): ReadonlySet<string> {
   for (const n of allowed) keys.add(uniqueAddressToString(n));
   if (kept) allowedKeySets.set(allowed as readonly UniqueAddress[], keys);
   return keys;
-}
-
-function sameElements<T>(x: readonly T[], y: readonly T[]): boolean {
-  if (x.length !== y.length) return false;
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
-  return true;
 }

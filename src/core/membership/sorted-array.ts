@@ -68,3 +68,11 @@ export function isStrictlySorted<T>(items: readonly T[], compare: Compare<T>): b
   }
   return true;
 }
+
+/** True if `x` and `y` hold the same elements (by identity) in the same order. */
+export function sameElements<T>(x: readonly T[], y: readonly T[]): boolean {
+  if (x === y) return true;
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}

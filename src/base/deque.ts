@@ -1,16 +1,22 @@
 /**
  * A growable FIFO ring buffer. O(1) push/shift without the O(n) cost of Array.shift;
  * used by the dispatcher's ready queue and other hot queues.
+ *
+ * The ring is allocated on the first push, not by the constructor: a connection holds
+ * about ten queues, most of them empty for its whole life, and a simulated 1 000-member
+ * cluster holds tens of thousands of connections (docs/cluster-scale.md, "Session 18").
  */
 export class Deque<T> {
-  private buf: (T | undefined)[];
+  private buf: (T | undefined)[] = NO_SLOTS as (T | undefined)[];
   private head = 0;
   private count = 0;
+  /** Slots of the first ring (a power of two). */
+  private readonly firstCapacity: number;
 
   constructor(initialCapacity = 16) {
     let cap = 1;
     while (cap < initialCapacity) cap <<= 1;
-    this.buf = new Array<T | undefined>(cap);
+    this.firstCapacity = cap;
   }
 
   get length(): number {
@@ -57,9 +63,12 @@ export class Deque<T> {
 
   private grow(): void {
     const old = this.buf;
-    const next = new Array<T | undefined>(old.length * 2);
+    const next = new Array<T | undefined>(old.length === 0 ? this.firstCapacity : old.length * 2);
     for (let i = 0; i < this.count; i++) next[i] = old[(this.head + i) & (old.length - 1)];
     this.buf = next;
     this.head = 0;
   }
 }
+
+/** The ring of every deque before its first push (never written: a push grows it first). */
+const NO_SLOTS: readonly unknown[] = Object.freeze([]);

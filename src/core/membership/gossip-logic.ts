@@ -102,8 +102,17 @@ import {
   withSeenBits,
 } from "./gossip.js";
 import type { Member } from "./member.js";
-import { type MembershipState, validNodeForGossip } from "./membership-state.js";
-import { isReachableBy, type Reachability } from "./reachability.js";
+import {
+  dcReachabilityExcludingDownedObservers,
+  type MembershipState,
+} from "./membership-state.js";
+import {
+  isReachableBy,
+  isUnreachableOrTerminated,
+  type Reachability,
+  ReachabilityStatus,
+  recordsFrom,
+} from "./reachability.js";
 import {
   type UniqueAddress,
   uniqueAddressEquals,
@@ -230,11 +239,26 @@ function validPartnersOf(state: MembershipState): ValidPartners {
     memo.selfDc === state.selfDc
   )
     return memo;
+  // validNodeForGossip for each self-DC member, its lookups done once per walk: what self
+  // observes as one set (not a search of the table per member), the member itself from
+  // the walk (not a search of the member list)
+  const self = state.selfUniqueAddress;
+  const notReachableFromSelf = new Set<string>();
+  for (const rec of recordsFrom(reachability, self))
+    if (rec.status !== ReachabilityStatus.Reachable)
+      notReachableFromSelf.add(uniqueAddressToString(rec.subject));
+  const dcReachability = dcReachabilityExcludingDownedObservers(state);
   const nodes: UniqueAddress[] = [];
   const indices: number[] = [];
   g.members.forEach((m, i) => {
-    if (m.dataCenter === state.selfDc && validNodeForGossip(state, m.uniqueAddress)) {
-      nodes.push(m.uniqueAddress);
+    const node = m.uniqueAddress;
+    if (
+      m.dataCenter === state.selfDc &&
+      !uniqueAddressEquals(node, self) &&
+      !notReachableFromSelf.has(uniqueAddressToString(node)) &&
+      !isUnreachableOrTerminated(dcReachability, node)
+    ) {
+      nodes.push(node);
       indices.push(i);
     }
   });

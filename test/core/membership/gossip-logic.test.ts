@@ -3,6 +3,7 @@
  * random draws consumed per target choice, the seen digest, and a concurrent merge that
  * must not resurrect a member removed on one side.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   clockKeyOf,
@@ -19,7 +20,16 @@ import {
   selectGossipTarget,
 } from "../../../src/core/membership/gossip-logic.js";
 import { memberFrom } from "../../../src/core/membership/member.js";
-import { membershipStateOf } from "../../../src/core/membership/membership-state.js";
+import {
+  membershipStateOf,
+  validNodeForGossip,
+} from "../../../src/core/membership/membership-state.js";
+import {
+  emptyReachability,
+  markReachable,
+  markTerminated,
+  markUnreachable,
+} from "../../../src/core/membership/reachability.js";
 import { nodeOf, type UniqueAddress } from "../../../src/core/membership/unique-address.js";
 import { vectorClockOf } from "../../../src/core/membership/vector-clock.js";
 
@@ -60,6 +70,75 @@ describe("gossip logic", () => {
     );
     expect(calls).toEqual(["next", "nextInt(2)"]);
     expect(target).toEqual({ node: c, send: "gossip" });
+  });
+
+  it("the gossip candidates are the self-DC members validNodeForGossip accepts, in member order", () => {
+    const nodes = Array.from({ length: 8 }, (_, i) => n(`m${i}`));
+    const marks = fc.array(
+      fc.record({
+        observer: fc.nat({ max: 7 }),
+        subject: fc.nat({ max: 7 }),
+        mark: fc.constantFrom(markUnreachable, markReachable, markTerminated),
+      }),
+      { maxLength: 20 },
+    );
+    const statuses = fc.array(fc.constantFrom("up", "up", "leaving", "down", "joining" as const), {
+      minLength: 8,
+      maxLength: 8,
+    });
+    const dcs = fc.array(fc.constantFrom("default", "default", "east"), {
+      minLength: 8,
+      maxLength: 8,
+    });
+    fc.assert(
+      fc.property(marks, statuses, dcs, fc.nat({ max: 7 }), (ms, st, dc, self) => {
+        let r = emptyReachability;
+        for (const m of ms)
+          if (m.observer !== m.subject)
+            r = m.mark(r, nodes[m.observer] as UniqueAddress, nodes[m.subject] as UniqueAddress);
+        const members = nodes.map((node, i) =>
+          memberFrom({
+            uniqueAddress: node,
+            status: st[i] as "up",
+            upNumber: i + 1,
+            dataCenter: dc[i] as string,
+          }),
+        );
+        const g = gossipOf({ members, reachability: r, seen: nodes });
+        const selfNode = nodes[self] as UniqueAddress;
+        const state = membershipStateOf({
+          latestGossip: g,
+          selfUniqueAddress: selfNode,
+          selfDc: dc[self] as string,
+        });
+        const expected = g.members
+          .filter(
+            (m) => m.dataCenter === state.selfDc && validNodeForGossip(state, m.uniqueAddress),
+          )
+          .map((m) => m.uniqueAddress);
+        // every candidate, by asking for each index (all have seen: the valid list is used)
+        let count = 0;
+        const first = selectGossipTarget(
+          state,
+          {
+            next: () => 0.99,
+            nextInt: (max) => {
+              count = max;
+              return 0;
+            },
+          },
+          options,
+        );
+        const got: UniqueAddress[] = [];
+        if (first !== undefined)
+          for (let k = 0; k < count; k++) {
+            const t = selectGossipTarget(state, { next: () => 0.99, nextInt: () => k }, options);
+            if (t !== undefined) got.push(t.node);
+          }
+        expect(got).toEqual(expected);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("digests the seen set", () => {

@@ -9,10 +9,13 @@
  * with `PROFILE_STEADY=<file>`, only the 10 idle seconds after formation; with
  * `PROFILE_CRASH_HEAP=<file>`, a sampling allocation profile (`.heapprofile`, garbage
  * included) of the crash phase; with `CRASH_PHASE_MS=<ms>`, the crash phase (and its
- * profiles) ends after that much virtual time.
+ * profiles) ends after that much virtual time; with `PROFILE_CRASH_FROM_MS=<ms>`, the crash
+ * profile starts that much virtual time after the crash; with `HEAP_SNAPSHOT_STEADY=<file>`, a
+ * heap snapshot is written after the idle seconds.
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
+import { writeHeapSnapshot } from "node:v8";
 import { MeteredSimCluster, nodeNames } from "../test/cluster/sim-gossip-meter.js";
 
 const size = Number(process.argv[2] ?? 250);
@@ -79,16 +82,20 @@ if (steadyProfiler !== undefined && steadyProfileFile !== undefined) {
 }
 console.log(`steady gossip ${(h.traffic.gossip.bytes / size / 10).toFixed(1)} B/node/s`);
 lap("steady");
+if (process.env.HEAP_SNAPSHOT_STEADY !== undefined)
+  writeHeapSnapshot(process.env.HEAP_SNAPSHOT_STEADY);
 const profileFile = process.env.PROFILE_CRASH;
 const profiler = profileFile === undefined ? undefined : new Session();
 /** `PROFILE_CRASH_HEAP=<file>`: a sampling allocation profile of the crash phase. */
 const heapFile = process.env.PROFILE_CRASH_HEAP;
 const heapProfiler = heapFile === undefined ? undefined : new Session();
 if (crashPct > 0) {
+  /** `PROFILE_CRASH_FROM_MS=<ms>`: the crash profile starts this much virtual time after the crash. */
+  const profileFromMs = Number(process.env.PROFILE_CRASH_FROM_MS ?? 0);
   if (profiler !== undefined) {
     profiler.connect();
     await profiler.post("Profiler.enable");
-    await profiler.post("Profiler.start");
+    if (profileFromMs === 0) await profiler.post("Profiler.start");
   }
   if (heapProfiler !== undefined) {
     heapProfiler.connect();
@@ -115,7 +122,13 @@ if (crashPct > 0) {
   const versionEntries = () =>
     h.members.get(names[0] as string)?.cluster.membershipState.latestGossip.version.entries.length;
   let nextCrashReport = t1 + 1_000;
+  let profiling = profileFromMs === 0;
   const crashProgress = () => {
+    if (!profiling && profiler !== undefined && h.world.now - t1 >= profileFromMs) {
+      profiling = true;
+      // the in-process session runs the command at once; its promise is not awaited here
+      void profiler.post("Profiler.start");
+    }
     if (h.world.now >= nextCrashReport) {
       nextCrashReport += 1_000;
       const st = h.members.get(names[0] as string)?.cluster.state;

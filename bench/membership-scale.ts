@@ -83,6 +83,7 @@ const SIMULATOR_NODE_FLAGS = ["--max-semi-space-size=128"] as const;
 export const membershipScaleGroup: BenchGroup = {
   name: "membership1000",
   nodeFlags: SIMULATOR_NODE_FLAGS,
+  compiled: true,
   description: "1 000 members in the simulator: form, converge, 10 % crash, converge again",
   async run(report: (m: Metric) => void) {
     const wall0 = performance.now();

@@ -4,6 +4,8 @@
  * prefixes, where the group supports it: sharding, failover, proxy). Without a group it lists them. Run through `node --expose-gc` so memory figures are exact.
  */
 import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { type BenchGroup, formatTable, type Metric, setOnly } from "./harness.js";
 
 const groups: Record<string, () => Promise<BenchGroup>> = {
@@ -19,6 +21,31 @@ const groups: Record<string, () => Promise<BenchGroup>> = {
   bootstorm: async () => (await import("./bootstorm.js")).bootstormGroup,
   proxy: async () => (await import("./proxy.js")).proxyGroup,
 };
+
+/** Set in the child that runs a compiled group from the bundle. */
+const BUNDLED_ENV = "SHARDKIT_BENCH_BUNDLED";
+
+/**
+ * This file and everything it imports (the groups, src/, the test helpers they use) as
+ * one ES module under node_modules/.cache, packages left as imports. esbuild does not
+ * keep function names unless asked (keepNames), which is the point (BenchGroup.compiled).
+ */
+async function bundleBenchmarks(): Promise<string> {
+  const { build } = await import("esbuild");
+  const here = fileURLToPath(import.meta.url);
+  const outfile = join(dirname(here), "..", "node_modules", ".cache", "shardkit-bench", "run.mjs");
+  await build({
+    entryPoints: [here],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: `node${process.versions.node}`,
+    packages: "external",
+    logLevel: "warning",
+  });
+  return outfile;
+}
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -49,6 +76,23 @@ async function main(): Promise<void> {
       return;
     }
     const group = await load();
+    if (group.compiled === true && process.env[BUNDLED_ENV] === undefined) {
+      // this group alone, from the bundle, without tsx (harness.ts BenchGroup.compiled)
+      const bundle = await bundleBenchmarks();
+      const flags = [
+        ...process.execArgv.filter((f) => f === "--expose-gc"),
+        ...(group.nodeFlags ?? []),
+      ];
+      const child = spawnSync(process.execPath, [...flags, bundle, name, ...flagArgs], {
+        stdio: "inherit",
+        env: { ...process.env, [BUNDLED_ENV]: "1" },
+      });
+      if (child.status !== 0) {
+        process.exitCode = child.status ?? 1;
+        return;
+      }
+      continue;
+    }
     const missing = (group.nodeFlags ?? []).filter((f) => !process.execArgv.includes(f));
     if (missing.length > 0) {
       // this group alone, in a child process with the flags it needs

@@ -45,6 +45,15 @@ export function allocBytes(size: number): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset, size);
 }
 
+/**
+ * A copy of `b` as a plain Uint8Array. Not `b.slice()`: on a Node Buffer (a socket's
+ * chunk, or a view of one) `slice` is a view, which keeps the whole chunk alive and
+ * changes with it.
+ */
+export function copyBytes(b: Uint8Array): Uint8Array {
+  return Uint8Array.prototype.slice.call(b);
+}
+
 /** Size of one chunk of a BytePool. */
 export const BYTE_POOL_CHUNK_BYTES = 1_048_576;
 /** Largest region a BytePool carves from a chunk; larger requests get their own buffer. */

@@ -4,6 +4,7 @@
  * purpose: the replicator loads everything before it serves and writes each change before
  * it acknowledges it. Values are opaque serialized envelopes (serializer id + bytes).
  */
+import { copyBytes } from "../base/bytes.js";
 import { ShardkitError } from "../base/errors.js";
 
 export interface DurableEntry {
@@ -40,7 +41,7 @@ export class MemoryDDataDurableStore implements DDataDurableStore {
     return new Map(this.entries);
   }
   store(key: string, entry: DurableEntry): void {
-    this.entries.set(key, { serializerId: entry.serializerId, bytes: entry.bytes.slice() });
+    this.entries.set(key, { serializerId: entry.serializerId, bytes: copyBytes(entry.bytes) });
   }
   close(): void {}
 }

@@ -41,8 +41,9 @@ export interface Connection {
    */
   setHandlers(handlers: ConnectionHandlers): void;
   /**
-   * Queues bytes for sending. Returns false when the send buffer is above its high-water
-   * mark (the bytes are still queued): the caller should wait for onDrain.
+   * Queues bytes for sending, without copying them (as a Node socket does): the caller
+   * must not modify them afterwards. Returns false when the send buffer is above its
+   * high-water mark (the bytes are still queued): the caller should wait for onDrain.
    */
   send(bytes: Uint8Array): boolean;
   /** Bytes queued but not yet handed to the network. */

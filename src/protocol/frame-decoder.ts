@@ -13,7 +13,7 @@
  * buffer allocated for that frame alone and handed over. The decoder never reuses
  * memory it has handed out, so a payload view stays valid as long as the caller does
  * not mutate the chunk it pushed. A view pins the whole chunk in memory: copy
- * (`payload.slice()`) anything kept for long.
+ * (base/bytes.ts `copyBytes`) anything kept for long.
  *
  * Memory bound: at most one partial frame is buffered, so at most
  * 4 + frameSizeMaxBytes bytes per decoder (the bound in force when the frame began).

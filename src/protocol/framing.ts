@@ -105,6 +105,33 @@ export function framingSettings(partial: Partial<FramingSettings> = {}): Framing
   return { frameSizeMaxBytes };
 }
 
+/**
+ * A frame payload: bytes, or bytes in parts that make the payload one after the other
+ * (a large part, such as an encoded gossip shared by many messages, then goes into the
+ * frame without first being copied into a message of its own).
+ */
+export type FramePayload = Uint8Array | readonly Uint8Array[];
+
+/** The length of a payload in bytes. */
+export function framePayloadLength(payload: FramePayload): number {
+  if (payload instanceof Uint8Array) return payload.length;
+  let n = 0;
+  for (const part of payload) n += part.length;
+  return n;
+}
+
+/** A payload as one array of bytes (the parts copied after one another). */
+export function framePayloadBytes(payload: FramePayload): Uint8Array {
+  if (payload instanceof Uint8Array) return payload;
+  const out = new Uint8Array(framePayloadLength(payload));
+  let p = 0;
+  for (const part of payload) {
+    out.set(part, p);
+    p += part.length;
+  }
+  return out;
+}
+
 /** Throws FrameTooLargeError if a payload of `payloadBytes` does not fit in a frame. */
 export function checkFrameSize(payloadBytes: number, frameSizeMaxBytes: number): void {
   const body = FRAME_TYPE_BYTES + payloadBytes;
@@ -239,25 +266,33 @@ export class FrameWriter {
 
   /**
    * Appends one frame whose payload is the byte `tag` followed by `payload` (a control
-   * frame's kind and body), without building that payload first.
-   * @throws FrameTooLargeError when 2 + payload.length > frameSizeMaxBytes; nothing is
-   *   appended then.
+   * frame's kind and body), without building that payload first. A payload in parts is
+   * written part after part (FramePayload).
+   * @throws FrameTooLargeError when 2 + the payload's length > frameSizeMaxBytes; nothing
+   *   is appended then.
    */
-  appendTagged(type: FrameType, tag: number, payload: Uint8Array): void {
+  appendTagged(type: FrameType, tag: number, payload: FramePayload): void {
     if (!isFrameType(type)) fail(`unknown frame type ${type}`);
-    checkFrameSize(payload.length + 1, this.frameSizeMaxBytes);
-    const size = FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES + 1 + payload.length;
+    const length = framePayloadLength(payload);
+    checkFrameSize(length + 1, this.frameSizeMaxBytes);
+    const size = FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES + 1 + length;
     if (this.end + size > this.buf.length) this.ensureRoom(size);
     const buf = this.buf;
     const at = this.end;
-    const body = FRAME_TYPE_BYTES + 1 + payload.length;
+    const body = FRAME_TYPE_BYTES + 1 + length;
     buf[at] = body >>> 24;
     buf[at + 1] = (body >>> 16) & 0xff;
     buf[at + 2] = (body >>> 8) & 0xff;
     buf[at + 3] = body & 0xff;
     buf[at + 4] = type;
     buf[at + 5] = tag;
-    buf.set(payload, at + FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES + 1);
+    let p = at + FRAME_LENGTH_PREFIX_BYTES + FRAME_TYPE_BYTES + 1;
+    if (payload instanceof Uint8Array) buf.set(payload, p);
+    else
+      for (const part of payload) {
+        buf.set(part, p);
+        p += part.length;
+      }
     this.end += size;
     this.frames += 1;
   }

@@ -27,7 +27,9 @@
  * superset of the safe-integer `number` uids of core/membership (`BigInt(uid)` maps one
  * to the other without loss).
  */
+
 import { assert, fail } from "../base/assert.js";
+import { copyBytes } from "../base/bytes.js";
 import { type ByteReader, decodeWith } from "./byte-reader.js";
 import { ByteWriter } from "./byte-writer.js";
 import { type DecodeResult, PayloadErrorCode } from "./decode-result.js";
@@ -250,7 +252,7 @@ function readHello(r: ByteReader): HandshakeHello {
   const protocolVersion = readSupportedVersion(r);
   const flags = readFlags(r, FLAG_NONCE | FLAG_PROOF);
   const identity = readIdentity(r);
-  const nonce = flags & FLAG_NONCE ? r.bytes(HANDSHAKE_NONCE_BYTES, "nonce").slice() : undefined;
+  const nonce = flags & FLAG_NONCE ? copyBytes(r.bytes(HANDSHAKE_NONCE_BYTES, "nonce")) : undefined;
   const proof = flags & FLAG_PROOF ? readProof(r) : undefined;
   r.end();
   return { protocolVersion, ...identity, nonce, proof };
@@ -265,7 +267,7 @@ function readProof(r: ByteReader): Uint8Array {
       `proof must be 1..${HANDSHAKE_PROOF_BYTES_MAX} bytes`,
       at,
     );
-  return r.bytes(length, "proof").slice();
+  return copyBytes(r.bytes(length, "proof"));
 }
 
 function readReject(r: ByteReader): HandshakeReject {

@@ -12,6 +12,7 @@ import {
   STALE,
 } from "../../src/cluster/membership/membership-messages.js";
 import { uniqueAddressToString } from "../../src/core/membership/unique-address.js";
+import { framePayloadBytes } from "../../src/protocol/framing.js";
 import type { SimMember } from "./sim-cluster.js";
 import { MeteredSimCluster, nodeNames } from "./sim-gossip-meter.js";
 
@@ -27,7 +28,8 @@ describe("stale compact gossip (simulator)", () => {
     const fromB: { kind: number; payload: Uint8Array }[] = [];
     const send = b.remoting.sendControl.bind(b.remoting);
     b.remoting.sendControl = (node, kind, payload, urgent) => {
-      if (node.hostPort === a.remoting.node.hostPort) fromB.push({ kind, payload });
+      if (node.hostPort === a.remoting.node.hostPort)
+        fromB.push({ kind, payload: framePayloadBytes(payload) });
       send(node, kind, payload, urgent);
     };
     const fullStatusesFromB = () =>

@@ -10,6 +10,7 @@
  */
 import { MembershipKind } from "../../src/cluster/membership/membership-messages.js";
 import type { RemotingSettings } from "../../src/cluster/remoting/remoting-settings.js";
+import { framePayloadLength } from "../../src/protocol/framing.js";
 import { SimClusterHarness } from "./sim-cluster.js";
 import type { SimNode } from "./sim-remoting.js";
 
@@ -55,7 +56,7 @@ export class MeteredSimCluster extends SimClusterHarness {
     const remoting = n.remoting;
     const send = remoting.sendControl.bind(remoting);
     remoting.sendControl = (node, kind, payload, urgent) => {
-      const bytes = payload.length + CONTROL_FRAME_OVERHEAD_BYTES;
+      const bytes = framePayloadLength(payload) + CONTROL_FRAME_OVERHEAD_BYTES;
       const c = this.counts[classOf(kind)];
       c.frames++;
       c.bytes += bytes;

@@ -7,6 +7,8 @@ import {
   FrameTooLargeError,
   FrameType,
   FrameWriter,
+  framePayloadBytes,
+  framePayloadLength,
   frameTypeName,
   framingSettings,
   isFrameType,
@@ -204,6 +206,39 @@ describe("FrameWriter buffer sizing", () => {
     );
     expect(w.pendingBytes).toBe(0);
     w.appendTagged(FrameType.CONTROL, 1, new Uint8Array(8));
+    expect(w.pendingFrames).toBe(1);
+  });
+
+  it("a payload in parts makes the same frame as the parts one after the other, and counts their sum", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(fc.integer({ min: 0, max: 255 }), fc.array(fc.nat(2_000), { maxLength: 5 })),
+          { maxLength: 12 },
+        ),
+        (frames) => {
+          const parted = new FrameWriter({ bufferSizeInitialBytes: 64 });
+          const whole = new FrameWriter({ bufferSizeInitialBytes: 64 });
+          for (const [tag, sizes] of frames) {
+            const parts = sizes.map((n, i) => new Uint8Array(n).fill(tag ^ i));
+            expect(framePayloadLength(parts)).toBe(sizes.reduce((x, y) => x + y, 0));
+            const bytes = framePayloadBytes(parts);
+            expect(bytes.length).toBe(framePayloadLength(parts));
+            parted.appendTagged(FrameType.CONTROL, tag, parts);
+            whole.appendTagged(FrameType.CONTROL, tag, bytes);
+          }
+          expect(sameBytes(parted.take(), whole.take())).toBe(true);
+        },
+      ),
+      { numRuns: 100 },
+    );
+    // the size check counts every part: nothing is appended when the sum is too large
+    const w = new FrameWriter({ frameSizeMaxBytes: 10 });
+    expect(() =>
+      w.appendTagged(FrameType.CONTROL, 1, [new Uint8Array(5), new Uint8Array(4)]),
+    ).toThrow(FrameTooLargeError);
+    expect(w.pendingBytes).toBe(0);
+    w.appendTagged(FrameType.CONTROL, 1, [new Uint8Array(4), new Uint8Array(4)]);
     expect(w.pendingFrames).toBe(1);
   });
 });

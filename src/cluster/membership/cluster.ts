@@ -68,7 +68,7 @@ import { DowningDecisions } from "./downing-decisions.js";
 import { internNode } from "./gossip-codec.js";
 import {
   decodeMembershipMessage,
-  encodeMembershipMessage,
+  encodeMembershipMessageParts,
   MembershipKind,
   type MembershipMessage,
   STALE,
@@ -426,7 +426,7 @@ export class Cluster {
   /** Every membership message leaves here: the place to count them by kind and bytes. */
   private send(to: Address, m: MembershipMessage, urgent: boolean): void {
     if (this.stopped) return;
-    const payload = encodeMembershipMessage(this.remoting.registry, m);
+    const payload = encodeMembershipMessageParts(this.remoting.registry, m);
     this.remoting.sendControl(wireNodeOf(to), m.kind, payload, urgent);
   }
 

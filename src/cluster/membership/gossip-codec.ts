@@ -20,6 +20,7 @@
  * are interned (`GossipInterner`), so unchanged members of successive gossips are the
  * same objects, which is what lets the machine see by identity that nothing changed.
  */
+import { copyBytes } from "../../base/bytes.js";
 import { ShardkitError } from "../../base/errors.js";
 import { murmur3_32 } from "../../base/hash.js";
 import {
@@ -514,7 +515,7 @@ export function decodeGossip(content: Uint8Array, seen: unknown, local?: Gossip)
     }
     g = gossipFromWire(body, local);
     // a copy: `content` is a view into a received batch, which must not be kept alive
-    decoded.set(h, { bytes: content.slice(), gossip: g, members: localMembers });
+    decoded.set(h, { bytes: copyBytes(content), gossip: g, members: localMembers });
   }
   const bits = asArray(seen, "seen");
   if (!isSeenBitsOf(g, bits as number[]))

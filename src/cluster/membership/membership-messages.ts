@@ -20,6 +20,7 @@
  * sends the same bytes). Cached messages are frozen and shared.
  */
 
+import { copyBytes } from "../../base/bytes.js";
 import { murmur3_32 } from "../../base/hash.js";
 import { clockKeyOf, type Gossip, membersHashOf, sameHash } from "../../core/membership/gossip.js";
 import type { Member } from "../../core/membership/member.js";
@@ -27,9 +28,11 @@ import {
   MembershipKind,
   type MembershipMessage,
 } from "../../core/membership/membership-messages.js";
+import { type FramePayload, framePayloadBytes } from "../../protocol/framing.js";
 import type { SerializerRegistry } from "../../protocol/serializer-registry.js";
 import { decodePlainRecord, encodePlain } from "../remoting/plain-payload.js";
 import { decodeGossip, encodeGossip } from "./gossip-codec.js";
+import { gossipMessageParts, NOT_CANONICAL, readGossipMessage } from "./gossip-message-wire.js";
 
 export { MembershipKind, type MembershipMessage };
 
@@ -181,26 +184,39 @@ function decodeStatus(
     if (oldest.done !== true) decodedStatuses.delete(oldest.value);
   }
   decodedStatuses.set(h, {
-    bytes: bytes.slice(),
+    bytes: copyBytes(bytes),
     message: frozen,
     members: b.c === undefined ? undefined : local?.members,
   });
   return frozen;
 }
 
+/** The message's bytes (encodeMembershipMessageParts, the parts copied into one array). */
 export function encodeMembershipMessage(
   registry: SerializerRegistry,
   m: MembershipMessage,
 ): Uint8Array {
+  return framePayloadBytes(encodeMembershipMessageParts(registry, m));
+}
+
+/**
+ * The message's bytes; a gossip as parts around its shared content, which then goes
+ * into the frame without a copy of its own (gossip-message-wire.ts).
+ */
+export function encodeMembershipMessageParts(
+  registry: SerializerRegistry,
+  m: MembershipMessage,
+): FramePayload {
   let body: Body;
   switch (m.kind) {
     case MembershipKind.Gossip: {
       const compact = m.compact === true && m.membersHash !== undefined;
       const g = encodeGossip(m.gossip, compact);
-      body = { to: m.to, gb: g.content, s: g.seen };
-      if (m.membersHash !== undefined) body.mh = m.membersHash;
-      if (compact) body.c = 1;
-      break;
+      return gossipMessageParts(registry.defaultSerializer, m.to, g.content, {
+        s: g.seen,
+        ...(m.membersHash === undefined ? {} : { mh: m.membersHash }),
+        ...(compact ? { c: 1 } : {}),
+      });
     }
     case MembershipKind.Welcome: {
       const g = encodeGossip(m.gossip);
@@ -246,7 +262,11 @@ export function decodeMembershipMessage(
   local?: Gossip,
 ): MembershipMessage | typeof STALE | undefined {
   if (kind === MembershipKind.GossipStatus) return decodeStatus(registry, bytes, local);
-  const b = decodePlainRecord(registry, bytes);
+  let b: Body | undefined;
+  if (kind === MembershipKind.Gossip) {
+    const read = readGossipMessage(registry.defaultSerializer, bytes);
+    b = read === NOT_CANONICAL ? decodePlainRecord(registry, bytes) : read;
+  } else b = decodePlainRecord(registry, bytes);
   if (b === undefined) return undefined;
   try {
     return decodeBody(kind, b, local);

@@ -26,7 +26,7 @@ import { backoffMs } from "../../core/association/backoff.js";
 import { SystemMessageSender } from "../../core/association/system-channel.js";
 import type { CloseReason, Connection } from "../../ports/transport.js";
 import { describeFrameDecodeError, FrameDecoder } from "../../protocol/frame-decoder.js";
-import { FrameType, FrameWriter } from "../../protocol/framing.js";
+import { type FramePayload, FrameType, FrameWriter } from "../../protocol/framing.js";
 import {
   decodeHandshakeHello,
   decodeHandshakeReject,
@@ -70,7 +70,7 @@ type State = AssociationState;
 /** A queued CONTROL frame: its kind byte and body. */
 interface ControlFrame {
   readonly kind: number;
-  readonly payload: Uint8Array;
+  readonly payload: FramePayload;
 }
 
 export class OutboundAssociation {
@@ -140,7 +140,7 @@ export class OutboundAssociation {
    * Queues a CONTROL payload (unreliable lane; oldest dropped on overflow); `urgent`
    * ones (heartbeat replies) go out before the other control frames.
    */
-  sendControl(kind: number, payload: Uint8Array, urgent = false): void {
+  sendControl(kind: number, payload: FramePayload, urgent = false): void {
     const q = urgent ? this.urgentQueue : this.controlQueue;
     if (q.length >= this.ctx.settings.controlQueueMax) {
       q.shift();

@@ -30,7 +30,7 @@ import type { LogFields, Logger } from "../../ports/logger.js";
 import type { Connection, Listener, Transport } from "../../ports/transport.js";
 import { SerializationError } from "../../protocol/errors.js";
 import { UnknownManifestError } from "../../protocol/evolution.js";
-import { checkFrameSize } from "../../protocol/framing.js";
+import { checkFrameSize, type FramePayload, framePayloadLength } from "../../protocol/framing.js";
 import { HANDSHAKE_NONCE_BYTES, type NodeAddress } from "../../protocol/handshake.js";
 import { type HandshakePolicy, normalizeHost } from "../../protocol/handshake-check.js";
 import {
@@ -226,12 +226,13 @@ export class Remoting implements InboundHost {
 
   /**
    * Sends a CONTROL frame (unreliable, prioritised lane) of `kind` to `node`; `urgent`
-   * frames (heartbeat replies) are written before the other queued control frames.
+   * frames (heartbeat replies) are written before the other queued control frames. The
+   * payload (or its parts) must not be modified afterwards: it is queued as it is.
    */
-  sendControl(node: WireNode, kind: number, payload: Uint8Array, urgent = false): void {
+  sendControl(node: WireNode, kind: number, payload: FramePayload, urgent = false): void {
     const kinds = this.stats.controlKinds;
     kinds.messagesOut[kind] = (kinds.messagesOut[kind] as number) + 1;
-    kinds.bytesOut[kind] = (kinds.bytesOut[kind] as number) + payload.length;
+    kinds.bytesOut[kind] = (kinds.bytesOut[kind] as number) + framePayloadLength(payload);
     this.association(node).sendControl(kind, payload, urgent);
   }
 

@@ -7,6 +7,7 @@
  * Per id it keeps the contiguous run of live events and the highest sequence number
  * ever written; `deleteTo` drops a prefix of the run and leaves `highest` alone.
  */
+import { copyBytes } from "../../base/bytes.js";
 import {
   FencedWriteError,
   type Journal,
@@ -69,7 +70,7 @@ export class MemoryJournal implements Journal {
         persistenceId,
         sequenceNr: expectedSeqNr + i,
         serializerId: e.serializerId,
-        bytes: e.bytes.slice(),
+        bytes: copyBytes(e.bytes),
         tags: e.tags === undefined ? [] : [...e.tags],
         timestampMs: e.timestampMs,
       });

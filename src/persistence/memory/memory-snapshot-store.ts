@@ -2,6 +2,7 @@
  * The reference SnapshotStore: per id, snapshots sorted by sequence number. Saving at an
  * existing sequence number replaces that snapshot (as the SQL plugins' upsert does).
  */
+import { copyBytes } from "../../base/bytes.js";
 import type {
   SnapshotCriteria,
   SnapshotPayload,
@@ -43,7 +44,7 @@ export class MemorySnapshotStore implements SnapshotStore {
       sequenceNr,
       timestampMs,
       serializerId: snapshot.serializerId,
-      bytes: snapshot.bytes.slice(),
+      bytes: copyBytes(snapshot.bytes),
     };
     const at = list.findIndex((s) => s.sequenceNr >= sequenceNr);
     if (at === -1) list.push(stored);

@@ -10,7 +10,6 @@
  * close notification); this class holds the per-end part of that promise, while the
  * VirtualConnection moves segments between the two ends.
  */
-import { BytePool } from "../../../base/bytes.js";
 import type {
   CloseReason,
   Connection,
@@ -21,12 +20,6 @@ import { Inbox } from "./inbox.js";
 import type { NetEvents } from "./net-events.js";
 import { NO_BYTES, type Segment } from "./segment.js";
 import { SendBuffer } from "./send-buffer.js";
-
-/**
- * The copies of bytes in flight (base/bytes.ts, BytePool): each lives until the receiver
- * has handled it; what a receiver keeps for long it copies out (frame-decoder.ts).
- */
-const inFlightBytes = new BytePool();
 
 /** Which end of a connection: 0 = the connecting client, 1 = the accepting server. */
 export type Side = 0 | 1;
@@ -117,10 +110,9 @@ export class SimEndpoint implements Connection {
 
   send(bytes: Uint8Array): boolean {
     if (this.lifecycle !== "open") return false;
-    // A copy, as a socket takes one: the sender may reuse its buffer once this returns.
-    const copy = inFlightBytes.alloc(bytes.length);
-    copy.set(bytes);
-    this.sendBuffer.add(this.wire.transmit(this.side, "data", copy));
+    // No copy: the bytes are the caller's to leave alone from now on (ports/transport.ts),
+    // as with a Node socket, which keeps a reference until it writes them.
+    this.sendBuffer.add(this.wire.transmit(this.side, "data", bytes));
     if (this.sendBuffer.bufferedBytes <= this.wire.sendBufferHighWaterBytes) return true;
     this.needsDrain = true;
     return false;

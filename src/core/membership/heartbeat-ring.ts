@@ -13,6 +13,8 @@
  * somebody keeps heartbeating them and notices when they come back; further unreachable
  * nodes are skipped. With `monitoredByNrOfMembers >= n - 1` every node monitors all.
  *
+ * The ring of a frozen node list is computed once per list (`ringOf`).
+ *
  * Why a hash ring: neighbours by hash are spread across hosts, racks and data centers,
  * whereas neighbours by address would monitor the machine next door.
  */
@@ -63,10 +65,30 @@ function compareRingNodes(a: RingNode, b: RingNode): number {
   return a.hash - b.hash || compareUniqueAddresses(a.node, b.node);
 }
 
+/**
+ * The ring of each frozen node list (the WeakMap keeps none alive): every member of a
+ * cluster builds the ring of the same member list (in the simulator, of the same decoded
+ * list), and builds it again whenever the unreachable nodes change, which while a crash
+ * is observed is every few received gossips; the order does not depend on either.
+ */
+const rings = new WeakMap<readonly UniqueAddress[], readonly RingNode[]>();
+
+function ringOf(nodes: Iterable<UniqueAddress>): readonly RingNode[] {
+  const list =
+    Array.isArray(nodes) && Object.isFrozen(nodes)
+      ? (nodes as readonly UniqueAddress[])
+      : undefined;
+  const kept = list === undefined ? undefined : rings.get(list);
+  if (kept !== undefined) return kept;
+  const ring = Object.freeze(
+    sortedUnique(nodes, compareUniqueAddresses).map(ringNodeOf).sort(compareRingNodes),
+  );
+  if (list !== undefined) rings.set(list, ring);
+  return ring;
+}
+
 /** The monitoring ring of one member set. Immutable. */
 export class HeartbeatRing {
-  /** The nodes in ring order (hash, then node order). */
-  readonly nodes: readonly UniqueAddress[];
   private readonly ring: readonly RingNode[];
   private readonly unreachable: ReadonlySet<string>;
   private readonly monitoredBy: number;
@@ -75,11 +97,14 @@ export class HeartbeatRing {
     const monitoredBy = options.monitoredByNrOfMembers ?? DEFAULT_MONITORED_BY_NR_OF_MEMBERS;
     if (!(Number.isSafeInteger(monitoredBy) && monitoredBy >= 1))
       fail(`monitoredByNrOfMembers must be an integer >= 1, got ${monitoredBy}`);
-    const unique = sortedUnique(nodes, compareUniqueAddresses);
-    this.ring = unique.map(ringNodeOf).sort(compareRingNodes);
-    this.nodes = Object.freeze(this.ring.map((r) => r.node));
+    this.ring = ringOf(nodes);
     this.unreachable = new Set([...(options.unreachable ?? [])].map(uniqueAddressToString));
     this.monitoredBy = monitoredBy;
+  }
+
+  /** The nodes in ring order (hash, then node order). */
+  get nodes(): readonly UniqueAddress[] {
+    return this.ring.map((r) => r.node);
   }
 
   /** The nodes `sender` heartbeats, sorted by node order; sender is added to the ring. */

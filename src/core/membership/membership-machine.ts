@@ -223,6 +223,13 @@ const statusClocks = new WeakMap<readonly (readonly [string, number])[], VectorC
 /** The (empty) version of a hashed status on the wire. */
 const NO_CLOCK_ENTRIES: readonly (readonly [string, number])[] = Object.freeze([]);
 /** Heartbeat answers to the last this-many requests feed the failure detector. */
+/**
+ * The nodes of each member list's heartbeat ring (all members but joining ones), frozen
+ * and kept per list, so that heartbeat-ring.ts keeps the ring's order per list too: every
+ * member builds the ring of the same list, again whenever the unreachable nodes change.
+ */
+const ringMembers = new WeakMap<readonly Member[], readonly UniqueAddress[]>();
+
 const HEARTBEAT_RESPONSE_WINDOW = 3;
 /** Bound of the per-member "told it was removed" rate-limit table. */
 const REMOVED_NOTICES_TRACKED_MAX = 1_000;
@@ -895,9 +902,14 @@ export class MembershipMachine {
       this.ringCache = { ...c, reachability: g.overview.reachability };
       return c.receivers;
     }
-    const nodes = g.members
-      .filter((m) => m.status !== "joining" || key(m.uniqueAddress) === key(this.self))
-      .map((m) => m.uniqueAddress);
+    // the members but joining ones; a joining self is added to the ring by receivers()
+    let nodes = ringMembers.get(g.members);
+    if (nodes === undefined) {
+      nodes = Object.freeze(
+        g.members.filter((m) => m.status !== "joining").map((m) => m.uniqueAddress),
+      );
+      ringMembers.set(g.members, nodes);
+    }
     const ring = new HeartbeatRing(nodes, {
       unreachable: unreachableNodes,
       monitoredByNrOfMembers: this.settings.monitoredByNrOfMembers,

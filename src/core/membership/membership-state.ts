@@ -268,16 +268,20 @@ export function leaderOf(
   const reachability = dcReachability(s);
   const allReachable = isAllReachable(reachability);
   const unreachable = new Set(allUnreachableOrTerminated(reachability).map(key));
-  const eligible = [...candidates]
-    .filter(
-      (m) =>
-        m.dataCenter === s.selfDc &&
-        m.status !== "down" &&
-        (allReachable ||
-          !unreachable.has(key(m.uniqueAddress)) ||
-          uniqueAddressEquals(m.uniqueAddress, s.selfUniqueAddress)),
-    )
-    .sort(compareMembers);
+  const eligible = [...candidates].filter(
+    (m) =>
+      m.dataCenter === s.selfDc &&
+      m.status !== "down" &&
+      (allReachable ||
+        !unreachable.has(key(m.uniqueAddress)) ||
+        uniqueAddressEquals(m.uniqueAddress, s.selfUniqueAddress)),
+  );
+  // candidates are usually a gossip's members, already in member order: checked in one
+  // pass instead of sorted
+  let ordered = true;
+  for (let i = 1; ordered && i < eligible.length; i++)
+    ordered = compareMembers(eligible[i - 1] as Member, eligible[i] as Member) < 0;
+  if (!ordered) eligible.sort(compareMembers);
   if (eligible.length === 0) return undefined;
   const preferred = eligible.find((m) => LEADER_OR_CONVERGENCE_STATUSES.has(m.status));
   return (preferred ?? (eligible.sort(compareByLeaderStatus)[0] as Member)).uniqueAddress;

@@ -133,6 +133,33 @@ describe("heartbeat ring", () => {
     );
   });
 
+  it("a frozen node list's ring, kept per list, picks what a fresh ring of the same nodes picks", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 30 }),
+        fc.array(fc.nat(40)),
+        fc.integer({ min: 1, max: 5 }),
+        fc.nat(40),
+        (n, unreachableIdx, k, senderIdx) => {
+          const list = Object.freeze(nodes(n));
+          const options = {
+            unreachable: unreachableIdx.filter((i) => i < n).map(node),
+            monitoredByNrOfMembers: k,
+          };
+          const sender = node(senderIdx); // beyond n: a sender that is not on the ring
+          const fresh = new HeartbeatRing([...list], options).receivers(sender);
+          // twice: the first builds the kept ring, the second uses it
+          expect(keys(new HeartbeatRing(list, options).receivers(sender))).toEqual(keys(fresh));
+          expect(keys(new HeartbeatRing(list, { monitoredByNrOfMembers: k }).nodes)).toEqual(
+            keys(new HeartbeatRing([...list]).nodes),
+          );
+          expect(keys(new HeartbeatRing(list, options).receivers(sender))).toEqual(keys(fresh));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it("rejects monitoredByNrOfMembers < 1", () => {
     expect(() => new HeartbeatRing(nodes(3), { monitoredByNrOfMembers: 0 })).toThrow(
       AssertionError,

@@ -18,6 +18,7 @@ import {
   isInSameDc,
   isLeader,
   leader,
+  leaderOf,
   markSeenBySelf,
   membershipStateOf,
   roleLeader,
@@ -66,6 +67,32 @@ describe("membership state", () => {
     const g = gossipOf({ members: [m(a, "up"), m(b, "leaving"), m(c, "up")], reachability: r });
     expect(host(leader(membershipStateOf({ latestGossip: g, selfUniqueAddress: c })))).toBe("b");
     expect(host(leader(membershipStateOf({ latestGossip: g, selfUniqueAddress: a })))).toBe("a");
+  });
+
+  it("the leader of candidates in any order is the leader of the same candidates in member order", () => {
+    const g = gossipOf({
+      members: [m(a, "joining"), m(b, "up"), m(c, "leaving"), m(d, "up")],
+      reachability: markUnreachable(emptyReachability, c, b),
+    });
+    const s = membershipStateOf({ latestGossip: g, selfUniqueAddress: c });
+    expect(host(leaderOf(s, g.members))).toBe("c"); // b unreachable, c leaving may lead
+    expect(host(leaderOf(s, [...g.members].reverse()))).toBe("c");
+    expect(
+      host(
+        leaderOf(
+          s,
+          [g.members[3], g.members[0]].filter((x) => x !== undefined),
+        ),
+      ),
+    ).toBe("d");
+    expect(
+      host(
+        leaderOf(
+          s,
+          [g.members[0]].filter((x) => x !== undefined),
+        ),
+      ),
+    ).toBe("a");
   });
 
   it("chooses a role leader among members with the role", () => {

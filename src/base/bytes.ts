@@ -51,7 +51,11 @@ export function allocBytes(size: number): Uint8Array {
  * changes with it.
  */
 export function copyBytes(b: Uint8Array): Uint8Array {
-  return Uint8Array.prototype.slice.call(b);
+  // not Uint8Array.prototype.slice.call(b) either: that builds a Buffer through its
+  // species constructor, the slow way, and a Buffer again
+  const copy = new Uint8Array(b.length);
+  copy.set(b);
+  return copy;
 }
 
 /** Size of one chunk of a BytePool. */

@@ -258,10 +258,15 @@ export function isReachableBy(
 }
 
 function subjectsWith(r: Reachability, statuses: readonly ReachabilityStatus[]): UniqueAddress[] {
-  const subjects = r.records
-    .filter((rec) => statuses.includes(rec.status))
-    .map((rec) => rec.subject);
-  return sortedUnique(subjects, compareUniqueAddresses);
+  // distinct first (a crashed node has a row per observer: after a failure wave about ten
+  // rows per subject), then only the distinct subjects sorted
+  const distinct = new Map<string, UniqueAddress>();
+  for (const rec of r.records)
+    if (statuses.includes(rec.status)) {
+      const k = uniqueAddressToString(rec.subject);
+      if (!distinct.has(k)) distinct.set(k, rec.subject);
+    }
+  return [...distinct.values()].sort(compareUniqueAddresses);
 }
 
 /**

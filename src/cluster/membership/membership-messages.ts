@@ -131,16 +131,35 @@ function memberIndexOf(members: readonly Member[]): ReadonlyMap<string, number> 
  * others (none, as a rule: removed members' entries are pruned) as keys in `v`; `c: 1`.
  */
 function compactStatusBody(m: StatusMessage, members: readonly Member[]): Body {
-  const index = memberIndexOf(members);
-  const rest: (readonly [string, number])[] = [];
-  const vi: number[] = [];
-  for (const e of m.version) {
-    const i = index.get(e[0]);
-    if (i === undefined) rest.push(e);
-    else vi.push(i, e[1]);
+  let kept = compactVersions.get(m.version);
+  if (kept === undefined || kept.members !== members) {
+    const index = memberIndexOf(members);
+    const rest: (readonly [string, number])[] = [];
+    const vi: number[] = [];
+    for (const e of m.version) {
+      const i = index.get(e[0]);
+      if (i === undefined) rest.push(e);
+      else vi.push(i, e[1]);
+    }
+    kept = { members, rest, vi };
+    compactVersions.set(m.version, kept);
   }
-  return statusBody(m, rest, { vi, c: 1 });
+  return statusBody(m, kept.rest, { vi: kept.vi, c: 1 });
 }
+
+/**
+ * The compact form of each status version array, with the member list it was written
+ * against: while a version spreads, its statuses differ in their seen sets and digests,
+ * not in the version (sendStatus shares one array per version).
+ */
+const compactVersions = new WeakMap<
+  readonly (readonly [string, number])[],
+  {
+    readonly members: readonly Member[];
+    readonly rest: readonly (readonly [string, number])[];
+    readonly vi: readonly number[];
+  }
+>();
 
 function statusBody(m: StatusMessage, v: readonly unknown[], extra: Body): Body {
   const body: Body = { v, d: m.seenDigest, ...extra };
@@ -172,9 +191,11 @@ function decodeStatus(
   }
   if (m === STALE) return STALE;
   if (m === undefined || m.kind !== MembershipKind.GossipStatus) return undefined;
+  // the decoded version and its entries are this decode's own arrays: frozen in place
+  for (const e of m.version) Object.freeze(e);
   const frozen: StatusMessage = Object.freeze({
     ...m,
-    version: Object.freeze(m.version.map((e) => Object.freeze(e))),
+    version: Object.freeze(m.version),
     ...(m.seen === undefined ? {} : { seen: Object.freeze(m.seen.slice()) }),
     ...(m.versionHash === undefined ? {} : { versionHash: frozenHash(m.versionHash) }),
     ...(m.membersHash === undefined ? {} : { membersHash: frozenHash(m.membersHash) }),

@@ -66,6 +66,11 @@ describe("derived gossip", () => {
     expect(() => withReachability(g, markUnreachable(emptyReachability, c, a))).toThrow(
       `reachability observer is not a member: ${uniqueAddressToString(c)}`,
     );
+    // every observer is checked, not only the first of a table
+    const twoObservers = markUnreachable(markUnreachable(emptyReachability, a, b), c, a);
+    expect(() => withReachability(g, twoObservers)).toThrow(
+      `reachability observer is not a member: ${uniqueAddressToString(c)}`,
+    );
     const removed = removeMember(g, b, 10);
     expect(() => addMember(removed, m(b))).toThrow(
       `tombstoned member: ${uniqueAddressToString(b)}`,

@@ -527,14 +527,19 @@ export function versionHashOf(v: VectorClock): readonly [number, number] {
 }
 
 /** seenDigestOf per gossip (immutable; the WeakMap keeps none alive). */
-const seenDigestMemo = new WeakMap<Gossip, number>();
+/**
+ * Digests per seen list (frozen, shared by the gossips that differ in other parts: a
+ * merge or a new reachability row keeps the seen list of the gossip it came from).
+ */
+const seenDigestMemo = new WeakMap<readonly UniqueAddress[], number>();
 
 /** A digest of the seen set: murmur3 (unsigned 32-bit) of the sorted node strings. */
 export function seenDigestOf(g: Gossip): number {
-  let d = seenDigestMemo.get(g);
+  const seen = g.overview.seen;
+  let d = seenDigestMemo.get(seen);
   if (d === undefined) {
-    d = murmur3OfString(g.overview.seen.map((n) => uniqueAddressToString(n)).join("\n"));
-    seenDigestMemo.set(g, d);
+    d = murmur3OfString(seen.map((n) => uniqueAddressToString(n)).join("\n"));
+    seenDigestMemo.set(seen, d);
   }
   return d;
 }

@@ -17,6 +17,8 @@ import {
   type Gossip,
   isMultiDc,
   reachabilityExcludingDownedObservers,
+  SEEN_BITS_PER_ELEMENT,
+  seenBitsOf,
   seenByNode,
   withSeen,
 } from "./gossip.js";
@@ -178,12 +180,16 @@ function memberHinderingConvergenceExists(s: MembershipState, confirmed: Readonl
   const mustHaveSeen = (status: MemberStatus) =>
     LEADER_OR_CONVERGENCE_STATUSES.has(status) ||
     (firstMemberInDc && (status === "joining" || status === "weakly-up"));
+  // the seen set as the bitmap over the members (kept per gossip): member i is bit i
+  const bits = seenBitsOf(g);
   return g.members.some(
-    (m) =>
+    (m, i) =>
       (firstMemberInDc || m.dataCenter === s.selfDc) &&
       mustHaveSeen(m.status) &&
-      !seenByNode(g, m.uniqueAddress) &&
-      !confirmed.has(key(m.uniqueAddress)),
+      (((bits[Math.floor(i / SEEN_BITS_PER_ELEMENT)] as number) >> (i % SEEN_BITS_PER_ELEMENT)) &
+        1) ===
+        0 &&
+      (confirmed.size === 0 || !confirmed.has(key(m.uniqueAddress))),
   );
 }
 

@@ -308,9 +308,10 @@ function wireOf(g: Gossip, compact: boolean): WireGossip {
     x.version,
   ]);
   const t = g.tombstones.map((x): [number, number] => [indexOf(x.node), x.removedAtMs]);
-  const v = g.version.entries.map(([k, c]): [number | string, number] => {
-    const i = members.index.get(k);
-    return [i !== undefined ? i : k, c];
+  // entries by index, not destructured: array destructuring runs the iterator protocol
+  const v = g.version.entries.map((e): [number | string, number] => {
+    const i = members.index.get(e[0]);
+    return [i !== undefined ? i : e[0], e[1]];
   });
   let p = memberCount > 0 ? members.prefix : "";
   if (memberCount === 0 && otherNodes[0] !== undefined) p = addressPrefixOf(otherNodes[0]);

@@ -12,7 +12,7 @@
  * changes made elsewhere, and only a diff reports all of them exactly once.
  */
 import { assertNever } from "../../base/assert.js";
-import { allRoles, type Gossip } from "./gossip.js";
+import { allRoles } from "./gossip.js";
 import { type Member, memberFrom } from "./member.js";
 import { compareMembers } from "./member-ordering.js";
 import type { MemberStatus } from "./member-status.js";
@@ -22,7 +22,7 @@ import {
   type MembershipState,
   roleLeader,
 } from "./membership-state.js";
-import { allUnreachableOrTerminated } from "./reachability.js";
+import { allUnreachableOrTerminated, type Reachability } from "./reachability.js";
 import {
   type UniqueAddress,
   uniqueAddressEquals,
@@ -167,16 +167,33 @@ function sameEventBasis(before: MembershipState, after: MembershipState): boolea
  */
 const unreachableMemo = new WeakMap<
   UniqueAddress,
-  { readonly gossip: Gossip; readonly dc: string; readonly keys: Set<string> }
+  {
+    readonly members: readonly Member[];
+    readonly reachability: Reachability;
+    readonly dc: string;
+    readonly keys: Set<string>;
+  }
 >();
 
 function unreachableKeys(s: MembershipState): Set<string> {
   const g = s.latestGossip;
   if (g.overview.reachability.records.length === 0) return new Set();
   const memo = unreachableMemo.get(s.selfUniqueAddress);
-  if (memo !== undefined && memo.gossip === g && memo.dc === s.selfDc) return memo.keys;
+  // it depends on the members and the table, not on the seen set
+  if (
+    memo !== undefined &&
+    memo.members === g.members &&
+    memo.reachability === g.overview.reachability &&
+    memo.dc === s.selfDc
+  )
+    return memo.keys;
   const keys = computeUnreachableKeys(s);
-  unreachableMemo.set(s.selfUniqueAddress, { gossip: g, dc: s.selfDc, keys });
+  unreachableMemo.set(s.selfUniqueAddress, {
+    members: g.members,
+    reachability: g.overview.reachability,
+    dc: s.selfDc,
+    keys,
+  });
   return keys;
 }
 
@@ -197,7 +214,7 @@ export function diffReachabilityEvents(
   const was = unreachableKeys(before);
   const now = unreachableKeys(after);
   // the usual case while observations spread: the same members are unreachable
-  if (was === now || (was.size === now.size && [...now].every((k) => was.has(k)))) return [];
+  if (was === now || sameKeys(was, now)) return [];
   const out: ReachabilityEvent[] = [];
   for (const member of after.latestGossip.members) {
     const k = uniqueAddressToString(member.uniqueAddress);
@@ -205,6 +222,16 @@ export function diffReachabilityEvents(
     else if (!now.has(k) && was.has(k)) out.push({ type: "reachable-member", member });
   }
   return out;
+}
+
+/** True if both sets hold the same keys (forEach: no iterator objects per element). */
+function sameKeys(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a.size !== b.size) return false;
+  let same = true;
+  b.forEach((k) => {
+    if (same && !a.has(k)) same = false;
+  });
+  return same;
 }
 
 /** All events between two views of the same node, in the documented order. */

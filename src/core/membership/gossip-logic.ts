@@ -519,7 +519,8 @@ const VERSION_HASH_SEED_2 = 0x9747b28c;
 export function versionHashOf(v: VectorClock): readonly [number, number] {
   let h = versionHashMemo.get(v);
   if (h === undefined) {
-    const text = v.entries.map(([k, c]) => `${k}\u0000${c}`).join("\n");
+    // entries by index, not destructured: array destructuring runs the iterator protocol
+    const text = v.entries.map((e) => `${e[0]}\u0000${e[1]}`).join("\n");
     h = Object.freeze([murmur3OfString(text), murmur3OfString(text, VERSION_HASH_SEED_2)] as const);
     versionHashMemo.set(v, h);
   }

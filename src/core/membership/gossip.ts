@@ -24,7 +24,9 @@ import {
   emptyReachability,
   isReachableBy,
   mergeReachability,
+  type ObserverVersion,
   type Reachability,
+  type ReachabilityRecord,
   removeNodes,
   removeObservers,
 } from "./reachability.js";
@@ -133,28 +135,39 @@ function assertInvariants(g: Gossip, prev?: Gossip, seenChecked = false): void {
   if (!tombstonesSame)
     assert(isStrictlySorted(tombstones, compareTombstones), "gossip tombstones unsorted");
   const isMember = memberTest(members);
+  // indexed loops: this runs on every received gossip, and a for-of that V8 has not
+  // optimized allocates an iterator result per element
   if (!membersSame || !tombstonesSame)
-    for (const m of members) {
+    for (let i = 0; i < members.length; i++) {
+      const m = members[i] as Member;
       if (m.status === "removed") fail(`live member with status removed: ${key(m.uniqueAddress)}`);
       if (tombstones.length > 0)
         if (hasTombstone(g, m.uniqueAddress)) fail(`tombstoned member: ${key(m.uniqueAddress)}`);
     }
-  if (!membersSame || !seenSame)
-    for (const n of overview.seen) if (!isMember(n)) fail(`seen by non-member: ${key(n)}`);
+  if (!membersSame || !seenSame) {
+    const seen = overview.seen;
+    for (let i = 0; i < seen.length; i++) {
+      const n = seen[i] as UniqueAddress;
+      if (!isMember(n)) fail(`seen by non-member: ${key(n)}`);
+    }
+  }
   if (
     (!membersSame || !reachabilitySame) &&
     membersOfTable.get(overview.reachability) !== members
   ) {
     // rows are sorted by observer: each observer is checked once, at its first row
+    const { records, versions } = overview.reachability;
     let last: UniqueAddress | undefined;
-    for (const rec of overview.reachability.records) {
-      if (rec.observer === last) continue;
-      last = rec.observer;
-      if (!isMember(rec.observer))
-        fail(`reachability observer is not a member: ${key(rec.observer)}`);
+    for (let i = 0; i < records.length; i++) {
+      const observer = (records[i] as ReachabilityRecord).observer;
+      if (observer === last) continue;
+      last = observer;
+      if (!isMember(observer)) fail(`reachability observer is not a member: ${key(observer)}`);
     }
-    for (const v of overview.reachability.versions)
-      if (!isMember(v.observer)) fail(`reachability version of non-member: ${key(v.observer)}`);
+    for (let i = 0; i < versions.length; i++) {
+      const observer = (versions[i] as ObserverVersion).observer;
+      if (!isMember(observer)) fail(`reachability version of non-member: ${key(observer)}`);
+    }
   }
   if (!tombstonesSame)
     for (const t of tombstones)

@@ -19,7 +19,6 @@ import {
   reachabilityExcludingDownedObservers,
   SEEN_BITS_PER_ELEMENT,
   seenBitsOf,
-  seenByNode,
   withSeen,
 } from "./gossip.js";
 import { DEFAULT_DATA_CENTER, effectiveUpNumber, hasRole, type Member } from "./member.js";
@@ -273,8 +272,14 @@ export function leaderOf(
 ): UniqueAddress | undefined {
   const reachability = dcReachability(s);
   const allReachable = isAllReachable(reachability);
-  const unreachable = new Set(allUnreachableOrTerminated(reachability).map(key));
-  const eligible = [...candidates].filter(
+  // the keys only when somebody is unreachable; an array of candidates is not copied
+  const unreachable: ReadonlySet<string> = allReachable
+    ? new Set()
+    : new Set(allUnreachableOrTerminated(reachability).map(key));
+  const list: readonly Member[] = Array.isArray(candidates)
+    ? (candidates as readonly Member[])
+    : [...candidates];
+  const eligible = list.filter(
     (m) =>
       m.dataCenter === s.selfDc &&
       m.status !== "down" &&

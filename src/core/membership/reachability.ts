@@ -261,12 +261,19 @@ function subjectsWith(r: Reachability, statuses: readonly ReachabilityStatus[]):
   // distinct first (a crashed node has a row per observer: after a failure wave about ten
   // rows per subject), then only the distinct subjects sorted
   const distinct = new Map<string, UniqueAddress>();
-  for (const rec of r.records)
+  const records = r.records;
+  for (let i = 0; i < records.length; i++) {
+    const rec = records[i] as ReachabilityRecord;
     if (statuses.includes(rec.status)) {
       const k = uniqueAddressToString(rec.subject);
       if (!distinct.has(k)) distinct.set(k, rec.subject);
     }
-  return [...distinct.values()].sort(compareUniqueAddresses);
+  }
+  const out: UniqueAddress[] = [];
+  distinct.forEach((u) => {
+    out.push(u);
+  });
+  return out.sort(compareUniqueAddresses);
 }
 
 /**

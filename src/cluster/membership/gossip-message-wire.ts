@@ -55,7 +55,6 @@ const STR32 = 0xdb;
 /** The keys as fixstr: "to" and "gb". */
 const KEY_TO = [0xa2, 0x74, 0x6f] as const;
 const KEY_GB = [0xa2, 0x67, 0x62] as const;
-const EXT_HEADER_BYTES_MAX = 7;
 
 /**
  * The message `{to, gb: content, ...rest}` as parts whose concatenation is the map's
@@ -77,13 +76,15 @@ export function gossipMessageParts(
   const tailPairs = serializer.toBinary(tail);
   if (toPair[0] !== FIXARRAY + 3 || tailPairs[0] !== FIXARRAY + tail.length)
     fail("gossipMessageParts: the serializer is not MessagePack");
-  const head = new Uint8Array(3 + toPair.length - 1 + EXT_HEADER_BYTES_MAX);
+  const n = content.length + 1; // the typed-array code is part of the extension's data
+  const extHeaderBytes = (n < 0x100 ? 2 : n < 0x10000 ? 3 : 5) + 2;
+  // exactly sized: a subarray of an array this small would move it out of the JS heap
+  const head = new Uint8Array(3 + toPair.length - 1 + extHeaderBytes);
   head[0] = MAP16;
   head[1] = pairs >>> 8;
   head[2] = pairs & 0xff;
   head.set(toPair.subarray(1), 3);
   let p = 3 + toPair.length - 1;
-  const n = content.length + 1; // the typed-array code is part of the extension's data
   if (n < 0x100) {
     head[p++] = EXT8;
     head[p++] = n;
@@ -100,7 +101,7 @@ export function gossipMessageParts(
   }
   head[p++] = EXT_TYPED_ARRAY;
   head[p++] = TYPED_UINT8;
-  return [head.subarray(0, p), content, tailPairs.subarray(1)];
+  return [head, content, tailPairs.subarray(1)];
 }
 
 /** The copies of received pairs around the content (each a few hundred bytes at most). */

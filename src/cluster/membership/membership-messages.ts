@@ -4,7 +4,9 @@
  * byte (added by remoting); decoding validates shapes and returns undefined on bad input.
  * Gossip and Welcome carry the gossip's content as its own encoded bytes (`gb`) and its
  * seen set beside it (`s`, gossip-codec.ts): the content is encoded once whatever the
- * number of targets and seen marks. A gossip status may carry the seen set in the same
+ * number of targets and seen marks; a gossip message is written as parts around that
+ * content and read with the content as a view (gossip-message-wire.ts), so the content
+ * is not copied into and out of every message. A gossip status may carry the seen set in the same
  * bitmap form (`s`; a seen status, core/membership/gossip-logic.ts); the receiver checks
  * it against its own members (gossip.ts isSeenBitsOf) before using it. A hashed status
  * carries the version as its 64-bit hash (`h`, two unsigned 32-bit integers) and an empty

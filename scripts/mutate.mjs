@@ -26,7 +26,7 @@ const FOLDERS = {
   // line its RANGE_STARTS entry names, checked below, so an edit that moves them fails
   // loudly instead of mutating other code).
   journals: [
-    "src/persistence/memory/memory-journal.ts:59-62",
+    "src/persistence/memory/memory-journal.ts:60-63",
     "src/persistence/sqlite/sqlite-journal.ts:240-266",
     "src/persistence/sqlite/sqlite-journal.ts:278-282",
     "src/persistence/postgres/postgres-journal.ts:248-252",
@@ -38,7 +38,7 @@ const FOLDERS = {
 const EXCLUDE = ["!src/**/index.ts"];
 // The text the first line of each line range above must contain.
 const RANGE_STARTS = {
-  "src/persistence/memory/memory-journal.ts:59-62": "let log = this.logs.get(persistenceId)",
+  "src/persistence/memory/memory-journal.ts:60-63": "let log = this.logs.get(persistenceId)",
   "src/persistence/sqlite/sqlite-journal.ts:240-266": "private commitBlocking(",
   "src/persistence/sqlite/sqlite-journal.ts:278-282": "const highest = this.highest(",
   "src/persistence/postgres/postgres-journal.ts:248-252": "} catch (error) {",

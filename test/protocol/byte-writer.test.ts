@@ -6,6 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ByteWriter } from "../../src/protocol/byte-writer.js";
+import { concat } from "./helpers.js";
 
 type Op =
   | { readonly f: "u8"; readonly v: number }
@@ -61,13 +62,7 @@ function reference(ops: readonly Op[]): Uint8Array {
       parts.push(h, s);
     } else parts.push(o.v);
   }
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concat(...parts);
 }
 
 describe("ByteWriter", () => {

@@ -121,6 +121,28 @@ function u32(b: Uint8Array, at: number): number {
   return (b[at] as number) * 0x1000000 + (((b[at + 1] as number) << 16) | u16(b, at + 2));
 }
 
+/** The type bytes of the 8-, 16- and 32-bit length forms of one MessagePack family. */
+type LengthForms = readonly [t8: number, t16: number, t32: number];
+const STR_FORMS: LengthForms = [STR8, STR16, STR32];
+const EXT_FORMS: LengthForms = [EXT8, EXT16, EXT32];
+
+/**
+ * The length in the header at `p` if it is one of `forms`, and where what follows the
+ * header starts; undefined for another type or a header cut short.
+ */
+function lengthAt(
+  bytes: Uint8Array,
+  p: number,
+  forms: LengthForms,
+): { readonly length: number; readonly next: number } | undefined {
+  const t = bytes[p];
+  const size = t === forms[0] ? 1 : t === forms[1] ? 2 : t === forms[2] ? 4 : 0;
+  if (size === 0 || p + 1 + size > bytes.length) return undefined;
+  const length =
+    size === 1 ? (bytes[p + 1] as number) : size === 2 ? u16(bytes, p + 1) : u32(bytes, p + 1);
+  return { length, next: p + 1 + size };
+}
+
 /**
  * The pairs of a gossip message with `gb` as a view of `bytes`, or NOT_CANONICAL (see the
  * module comment). Never throws.
@@ -135,40 +157,20 @@ export function readGossipMessage(
   if (pairs < 2 || !matches(bytes, 3, KEY_TO)) return NOT_CANONICAL;
   // the `to` string
   let p = 6;
-  if (p >= len) return NOT_CANONICAL;
   const t = bytes[p] as number;
-  let strLength: number;
-  if ((t & FIXSTR_MASK) === FIXSTR) {
-    strLength = t & 0x1f;
-    p += 1;
-  } else if (t === STR8 && p + 2 <= len) {
-    strLength = bytes[p + 1] as number;
-    p += 2;
-  } else if (t === STR16 && p + 3 <= len) {
-    strLength = u16(bytes, p + 1);
-    p += 3;
-  } else if (t === STR32 && p + 5 <= len) {
-    strLength = u32(bytes, p + 1);
-    p += 5;
-  } else return NOT_CANONICAL;
-  p += strLength;
+  if (p < len && (t & FIXSTR_MASK) === FIXSTR) p += 1 + (t & 0x1f);
+  else {
+    const str = lengthAt(bytes, p, STR_FORMS);
+    if (str === undefined) return NOT_CANONICAL;
+    p = str.next + str.length;
+  }
   const toEnd = p;
   if (!matches(bytes, p, KEY_GB)) return NOT_CANONICAL;
-  p += KEY_GB.length;
   // the extension header of `gb`
-  if (p >= len) return NOT_CANONICAL;
-  const e = bytes[p] as number;
-  let extLength: number;
-  if (e === EXT8 && p + 2 <= len) {
-    extLength = bytes[p + 1] as number;
-    p += 2;
-  } else if (e === EXT16 && p + 3 <= len) {
-    extLength = u16(bytes, p + 1);
-    p += 3;
-  } else if (e === EXT32 && p + 5 <= len) {
-    extLength = u32(bytes, p + 1);
-    p += 5;
-  } else return NOT_CANONICAL;
+  const ext = lengthAt(bytes, p + KEY_GB.length, EXT_FORMS);
+  if (ext === undefined) return NOT_CANONICAL;
+  const extLength = ext.length;
+  p = ext.next;
   if (
     extLength < 1 ||
     p + 1 + extLength > len ||

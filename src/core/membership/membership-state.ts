@@ -270,7 +270,37 @@ export function leaderOf(
   s: MembershipState,
   candidates: Iterable<Member>,
 ): UniqueAddress | undefined {
+  return leaderAmong(s, candidates, false);
+}
+
+/**
+ * leaderOf; `inMemberOrder`: the caller knows the candidates are in member order (a
+ * gossip's members, or some of them in their order: the gossip invariant), so the first
+ * eligible candidate with a leader status is the leader, found without a walk over the
+ * rest (while a crash's observations spread, every received gossip asks it anew).
+ */
+function leaderAmong(
+  s: MembershipState,
+  candidates: Iterable<Member>,
+  inMemberOrder: boolean,
+): UniqueAddress | undefined {
   const reachability = dcReachability(s);
+  if (inMemberOrder && Array.isArray(candidates)) {
+    const ordered = candidates as readonly Member[];
+    const anyUnreachable = !isAllReachable(reachability);
+    for (let i = 0; i < ordered.length; i++) {
+      const m = ordered[i] as Member;
+      if (m.dataCenter !== s.selfDc || m.status === "down") continue;
+      if (
+        anyUnreachable &&
+        isUnreachableOrTerminated(reachability, m.uniqueAddress) &&
+        !uniqueAddressEquals(m.uniqueAddress, s.selfUniqueAddress)
+      )
+        continue;
+      if (LEADER_OR_CONVERGENCE_STATUSES.has(m.status)) return m.uniqueAddress;
+    }
+    // no candidate with a leader status: the general rule below
+  }
   const allReachable = isAllReachable(reachability);
   // the keys only when somebody is unreachable; an array of candidates is not copied
   const unreachable: ReadonlySet<string> = allReachable
@@ -342,7 +372,7 @@ export function leader(s: MembershipState): UniqueAddress | undefined {
   )
     l = byMembers.leader;
   else {
-    l = leaderOf(s, g.members);
+    l = leaderAmong(s, g.members, true);
     leaderByMembersMemo.set(s.selfUniqueAddress, {
       members: g.members,
       dc: s.selfDc,
@@ -381,9 +411,10 @@ export function roleLeader(s: MembershipState, role: string): UniqueAddress | un
     sameElements(memo.unreachable, unreachable)
   )
     return memo.leader;
-  const l = leaderOf(
+  const l = leaderAmong(
     s,
     g.members.filter((m) => hasRole(m, role)),
+    true,
   );
   if (byRole === undefined) {
     byRole = new Map();

@@ -3,11 +3,12 @@
  * gossip target validity, convergence blocked by unreachable or terminated nodes,
  * youngest/oldest on edge cases, and the defaults of the view.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AssertionError } from "../../../src/base/assert.js";
 import { emptyGossip, gossipOf, withSeen } from "../../../src/core/membership/gossip.js";
 import { memberFrom } from "../../../src/core/membership/member.js";
-import type { MemberStatus } from "../../../src/core/membership/member-status.js";
+import { MEMBER_STATUSES, type MemberStatus } from "../../../src/core/membership/member-status.js";
 import {
   ageSortedTopOldestMembersPerDc,
   convergence,
@@ -220,5 +221,54 @@ describe("leader over one member list and successive reachability tables", () =>
     expect(leaderWith(markUnreachable(emptyReachability, c, d))).toBe("a");
     // self counts even when unreachable
     expect(leaderWith(markUnreachable(emptyReachability, c, a), a)).toBe("a");
+  });
+
+  it("the leader of a view (an early-exit scan in member order) is leaderOf the members in any order", () => {
+    // leader() scans the gossip's members in member order and stops at the first that may
+    // lead; leaderOf of a reversed copy sorts: both must name the same node, and role
+    // leaders the leader of the role's members
+    const nodes = ["a", "b", "c", "d", "e", "f"].map(n);
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            status: fc.constantFrom(...MEMBER_STATUSES.filter((x) => x !== "removed")),
+            dc: fc.constantFrom("default", "other"),
+            role: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: nodes.length },
+        ),
+        fc.array(fc.tuple(fc.nat(nodes.length - 1), fc.nat(nodes.length - 1), fc.boolean()), {
+          maxLength: 6,
+        }),
+        fc.nat(nodes.length - 1),
+        (specs, marks, selfAt) => {
+          const members = specs.map((x, i) =>
+            m(nodes[i] as UniqueAddress, x.status, {
+              dataCenter: x.dc,
+              roles: x.role ? ["r"] : [],
+            }),
+          );
+          let r = emptyReachability;
+          for (const [o, sub, terminated] of marks) {
+            if (o >= members.length || sub >= members.length || o === sub) continue;
+            const [obs, subj] = [nodes[o] as UniqueAddress, nodes[sub] as UniqueAddress];
+            r = terminated ? markTerminated(r, obs, subj) : markUnreachable(r, obs, subj);
+          }
+          const g = gossipOf({ members, reachability: r });
+          const self = nodes[Math.min(selfAt, members.length - 1)] as UniqueAddress;
+          const s = membershipStateOf({ latestGossip: g, selfUniqueAddress: self });
+          const shuffled = [...g.members].reverse();
+          expect(leader(s)).toEqual(leaderOf(s, shuffled));
+          expect(roleLeader(s, "r")).toEqual(
+            leaderOf(
+              s,
+              shuffled.filter((x) => x.roles.includes("r")),
+            ),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

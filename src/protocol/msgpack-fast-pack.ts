@@ -38,7 +38,7 @@ const MAP16_ENTRIES_MAX = 0xffff;
 /** Position returned when the value is outside the subset. */
 const GIVE_UP = -1;
 /** Position returned when the value does not fit in the rest of the slab. */
-const NO_ROOM = -2;
+export const NO_ROOM = -2;
 
 const EMPTY = new Uint8Array(0);
 const encoder = new TextEncoder();
@@ -237,89 +237,105 @@ export class FastPacker {
 
   private writeNumber(v: number, p: number): number {
     if (p + 9 > this.buf.length) return NO_ROOM;
-    const b = this.buf;
-    if (v >>> 0 === v) {
-      if (v < 0x80) {
-        b[p] = v;
-        return p + 1;
-      }
-      if (v < 0x100) {
-        b[p] = 0xcc;
-        b[p + 1] = v;
-        return p + 2;
-      }
-      if (v < 0x10000) {
-        b[p] = 0xcd;
-        b[p + 1] = v >>> 8;
-        b[p + 2] = v & 0xff;
-        return p + 3;
-      }
-      b[p] = 0xce;
-      this.view.setUint32(p + 1, v);
-      return p + 5;
-    }
-    if (v >> 0 === v) {
-      if (v >= -0x20) {
-        b[p] = 0x100 + v;
-        return p + 1;
-      }
-      if (v >= -0x80) {
-        b[p] = 0xd0;
-        b[p + 1] = v + 0x100;
-        return p + 2;
-      }
-      if (v >= -0x8000) {
-        b[p] = 0xd1;
-        this.view.setInt16(p + 1, v);
-        return p + 3;
-      }
-      b[p] = 0xd2;
-      this.view.setInt32(p + 1, v);
-      return p + 5;
-    }
-    b[p] = 0xcb;
-    this.view.setFloat64(p + 1, v);
-    return p + 9;
+    return packNumber(this.buf, this.view, v, p);
   }
 
-  /**
-   * Strings as msgpackr writes them: the header sized for the UTF-8 byte length, then
-   * the bytes; below JS_STRING_UNITS_MAX UTF-16 units with msgpackr's JS encoder (a lone
-   * surrogate becomes 3 bytes), from there with the platform encoder, as msgpackr's
-   * native path does (a lone surrogate becomes U+FFFD).
-   */
   private writeString(s: string, p: number): number {
-    const units = s.length;
-    const head = units < 0x20 ? 1 : units < 0x100 ? 2 : units < 0x10000 ? 3 : 5;
-    const at = p + head;
-    if (at + units * 3 > this.buf.length) return NO_ROOM;
-    const b = this.buf;
-    let q: number;
-    if (units < JS_STRING_UNITS_MAX) q = writeUtf8Js(s, b, at);
-    else if (this.utf8 !== undefined) q = at + this.utf8.utf8Write(s, at, units * 3);
-    else q = at + encoder.encodeInto(s, b.subarray(at, at + units * 3)).written;
-    const bytes = q - at;
-    const need = bytes < 0x20 ? 1 : bytes < 0x100 ? 2 : bytes < 0x10000 ? 3 : 5;
-    if (need !== head) {
-      // More bytes than units (non-ASCII): msgpackr moves the bytes for a longer header.
-      if (q + need - head > b.length) return NO_ROOM;
-      b.copyWithin(p + need, at, q);
-      q += need - head;
-    }
-    if (need === 1) b[p] = 0xa0 | bytes;
-    else if (need === 2) {
-      b[p] = 0xd9;
-      b[p + 1] = bytes;
-    } else if (need === 3) {
-      b[p] = 0xda;
-      b[p + 1] = bytes >>> 8;
-      b[p + 2] = bytes & 0xff;
-    } else {
-      b[p] = 0xdb;
-      this.view.setUint32(p + 1, bytes);
-    }
-    return q;
+    return packString(this.buf, this.view, this.utf8, s, p);
   }
+}
+
+/**
+ * `v` at `p` as msgpackr writes a number (the caller checked that 9 bytes fit): the
+ * smallest integer form for a 32-bit integer, a float64 for anything else.
+ */
+export function packNumber(b: Uint8Array, view: DataView, v: number, p: number): number {
+  if (v >>> 0 === v) {
+    if (v < 0x80) {
+      b[p] = v;
+      return p + 1;
+    }
+    if (v < 0x100) {
+      b[p] = 0xcc;
+      b[p + 1] = v;
+      return p + 2;
+    }
+    if (v < 0x10000) {
+      b[p] = 0xcd;
+      b[p + 1] = v >>> 8;
+      b[p + 2] = v & 0xff;
+      return p + 3;
+    }
+    b[p] = 0xce;
+    view.setUint32(p + 1, v);
+    return p + 5;
+  }
+  if (v >> 0 === v) {
+    if (v >= -0x20) {
+      b[p] = 0x100 + v;
+      return p + 1;
+    }
+    if (v >= -0x80) {
+      b[p] = 0xd0;
+      b[p + 1] = v + 0x100;
+      return p + 2;
+    }
+    if (v >= -0x8000) {
+      b[p] = 0xd1;
+      view.setInt16(p + 1, v);
+      return p + 3;
+    }
+    b[p] = 0xd2;
+    view.setInt32(p + 1, v);
+    return p + 5;
+  }
+  b[p] = 0xcb;
+  view.setFloat64(p + 1, v);
+  return p + 9;
+}
+
+/**
+ * Strings as msgpackr writes them: the header sized for the UTF-8 byte length, then
+ * the bytes (or NO_ROOM when they may not fit in `b`); `utf8`: a Buffer over `b`; below JS_STRING_UNITS_MAX UTF-16 units with msgpackr's JS encoder (a lone
+ * surrogate becomes 3 bytes), from there with the platform encoder, as msgpackr's
+ * native path does (a lone surrogate becomes U+FFFD).
+ */
+export function packString(
+  b: Uint8Array,
+  view: DataView,
+  utf8: Utf8Writer | undefined,
+  s: string,
+  p: number,
+): number {
+  const units = s.length;
+  const head = units < 0x20 ? 1 : units < 0x100 ? 2 : units < 0x10000 ? 3 : 5;
+  const at = p + head;
+  if (at + units * 3 > b.length) return NO_ROOM;
+  let q: number;
+  if (units < JS_STRING_UNITS_MAX) q = writeUtf8Js(s, b, at);
+  else if (utf8 !== undefined) q = at + utf8.utf8Write(s, at, units * 3);
+  else q = at + encoder.encodeInto(s, b.subarray(at, at + units * 3)).written;
+  const bytes = q - at;
+  const need = bytes < 0x20 ? 1 : bytes < 0x100 ? 2 : bytes < 0x10000 ? 3 : 5;
+  if (need !== head) {
+    // More bytes than units (non-ASCII): msgpackr moves the bytes for a longer header.
+    if (q + need - head > b.length) return NO_ROOM;
+    b.copyWithin(p + need, at, q);
+    q += need - head;
+  }
+  if (need === 1) b[p] = 0xa0 | bytes;
+  else if (need === 2) {
+    b[p] = 0xd9;
+    b[p + 1] = bytes;
+  } else if (need === 3) {
+    b[p] = 0xda;
+    b[p + 1] = bytes >>> 8;
+    b[p + 2] = bytes & 0xff;
+  } else {
+    b[p] = 0xdb;
+    view.setUint32(p + 1, bytes);
+  }
+  return q;
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;

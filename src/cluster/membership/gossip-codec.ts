@@ -48,6 +48,12 @@ import {
 } from "../../core/membership/unique-address.js";
 import { type VectorClockEntry, vectorClockOf } from "../../core/membership/vector-clock.js";
 import { createMsgpackSerializer } from "../../protocol/msgpack-serializer.js";
+import {
+  type GossipContentParts,
+  readGossipContent,
+  writeGossipContent,
+} from "./gossip-content-wire.js";
+import { NOT_CANONICAL } from "./gossip-message-wire.js";
 
 export class InvalidGossipError extends ShardkitError {
   constructor(detail: string) {
@@ -390,18 +396,30 @@ export function gossipFromWire(data: unknown, local?: Gossip): Gossip {
       const [n, at] = asTuple(x, 2, "t");
       return { node: nodeAt(n, "tombstone"), removedAtMs: asNumber(at, "removedAtMs") };
     });
-    const parts = {
-      reachability: reachabilityOf(records, versions),
-      version: vectorClockOf(clock),
-      tombstones,
-    };
-    return compact && local !== undefined
-      ? gossipOnMembersOf(local, parts)
-      : gossipOf({ members, ...parts });
+    return gossipOfParts(
+      { members: compact ? undefined : members, records, versions, clock, tombstones },
+      local,
+    );
   } catch (e) {
     if (e instanceof InvalidGossipError) throw e;
     throw new InvalidGossipError(e instanceof Error ? e.message : String(e));
   }
+}
+
+/**
+ * The gossip of decoded parts, checked by the core constructors (which throw on a broken
+ * invariant); a compact content (no members) goes on the member list of `local`.
+ */
+function gossipOfParts(parts: GossipContentParts, local: Gossip | undefined): Gossip {
+  const fields = {
+    reachability: reachabilityOf(parts.records, parts.versions),
+    version: vectorClockOf(parts.clock),
+    tombstones: parts.tombstones,
+  };
+  if (parts.members !== undefined) return gossipOf({ members: parts.members, ...fields });
+  if (local === undefined)
+    throw new InvalidGossipError("a compact gossip needs the member list it was made against");
+  return gossipOnMembersOf(local, fields);
 }
 
 function memberFromWire(x: unknown, node: UniqueAddress): Member {
@@ -467,7 +485,9 @@ export function encodeGossip(g: Gossip, compact = false): EncodedGossip {
   let content: Uint8Array;
   if (hit !== undefined && sameContent(hit.gossip, g)) content = hit.bytes;
   else {
-    content = contentSerializer.toBinary(compact ? gossipToCompactWire(g) : gossipToWire(g));
+    content =
+      writeGossipContent(g, compact) ??
+      contentSerializer.toBinary(compact ? gossipToCompactWire(g) : gossipToWire(g));
     cache.set(g.members, { gossip: g, bytes: content });
   }
   return { content, seen: seenBitsOf(g) };
@@ -501,13 +521,36 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * to it each time.
  */
 export function decodeGossip(content: Uint8Array, seen: unknown, local?: Gossip): Gossip {
+  const g = decodeGossipContent(content, local);
+  const bits = asArray(seen, "seen");
+  if (!isSeenBitsOf(g, bits as number[]))
+    throw new InvalidGossipError("seen is not a bitmap over the members");
+  // the decoded content has an empty seen set: the union is the sent set
+  return withSeenBits(g, bits as number[]);
+}
+
+/**
+ * The gossip of `content` with an empty seen set (InvalidGossipError when malformed);
+ * recent contents are decoded once (GOSSIP_DECODE_CACHE_ENTRIES).
+ */
+export function decodeGossipContent(content: Uint8Array, local?: Gossip): Gossip {
   const localMembers = local?.members;
   const h = murmur3_32(content);
   const hit = decoded.get(h);
-  let g: Gossip;
   if (hit !== undefined && hit.members === localMembers && sameBytes(hit.bytes, content))
-    g = hit.gossip;
-  else {
+    return hit.gossip;
+  let g: Gossip;
+  // the layout this process writes is read in one pass; anything else, and whatever
+  // that reader leaves, by msgpackr and gossipFromWire (gossip-content-wire.ts)
+  const parts = readGossipContent(content, localMembers, interner);
+  if (parts !== NOT_CANONICAL) {
+    try {
+      g = gossipOfParts(parts, local);
+    } catch (e) {
+      if (e instanceof InvalidGossipError) throw e;
+      throw new InvalidGossipError(e instanceof Error ? e.message : String(e));
+    }
+  } else {
     let body: unknown;
     try {
       body = contentSerializer.fromBinary(content);
@@ -515,14 +558,10 @@ export function decodeGossip(content: Uint8Array, seen: unknown, local?: Gossip)
       throw new InvalidGossipError(`undecodable content: ${e instanceof Error ? e.message : e}`);
     }
     g = gossipFromWire(body, local);
-    // a copy: `content` is a view into a received batch, which must not be kept alive
-    decoded.set(h, { bytes: copyBytes(content), gossip: g, members: localMembers });
   }
-  const bits = asArray(seen, "seen");
-  if (!isSeenBitsOf(g, bits as number[]))
-    throw new InvalidGossipError("seen is not a bitmap over the members");
-  // the decoded content has an empty seen set: the union is the sent set
-  return withSeenBits(g, bits as number[]);
+  // a copy: `content` is a view into a received batch, which must not be kept alive
+  decoded.set(h, { bytes: copyBytes(content), gossip: g, members: localMembers });
+  return g;
 }
 
 /** Empties the per-process cache of decoded gossip (tests). */

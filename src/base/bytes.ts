@@ -100,6 +100,18 @@ export class BytePool {
   }
 
   /**
+   * A copy of `b` in a region of the pool: for copies kept a short while by a bounded
+   * cache (oldest out first), which then pin only the last chunk or two, instead of an
+   * array of their own (a buffer outside the JS heap each, which costs more to allocate
+   * and to collect than the copy itself).
+   */
+  copy(b: Uint8Array): Uint8Array {
+    const region = this.alloc(b.length);
+    region.set(b);
+    return region;
+  }
+
+  /**
    * `region` (from `alloc`) is used only up to `used` bytes: if it is the latest region
    * carved, the rest goes back to the pool for the next `alloc`; otherwise nothing
    * happens (the rest is garbage with its chunk). The caller never touches the rest again.

@@ -64,6 +64,18 @@ describe("base/bytes", () => {
     expect(pool.chunks).toBe(2);
   });
 
+  it("BytePool.copy: a copy in a pooled region, which later writes to the source do not touch", () => {
+    const pool = new BytePool();
+    const source = Uint8Array.from({ length: 300 }, (_, i) => i & 0xff);
+    const a = pool.copy(source);
+    const b = pool.copy(source.subarray(10, 20));
+    source.fill(0);
+    expect([...a]).toEqual(Array.from({ length: 300 }, (_, i) => i & 0xff));
+    expect([...b]).toEqual(Array.from({ length: 10 }, (_, i) => i + 10));
+    expect(b.buffer).toBe(a.buffer);
+    expect(pool.copy(new Uint8Array(0)).length).toBe(0);
+  });
+
   it("utf8WriterOf: writes into the same memory, byte for byte as TextEncoder", () => {
     const b = allocBytes(1024);
     const w = utf8WriterOf(b);

@@ -20,7 +20,7 @@
  * are interned (`GossipInterner`), so unchanged members of successive gossips are the
  * same objects, which is what lets the machine see by identity that nothing changed.
  */
-import { copyBytes } from "../../base/bytes.js";
+import { BytePool } from "../../base/bytes.js";
 import { ShardkitError } from "../../base/errors.js";
 import { murmur3_32 } from "../../base/hash.js";
 import {
@@ -508,6 +508,8 @@ interface DecodedEntry {
 
 /** Recently decoded contents by murmur3 of their bytes (see GOSSIP_DECODE_CACHE_ENTRIES). */
 const decoded = new BoundedMap<number, DecodedEntry>(GOSSIP_DECODE_CACHE_ENTRIES);
+/** The copies of the bytes of `decoded` (a bounded FIFO: they pin a chunk or two). */
+const decodedBytes = new BytePool();
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
@@ -560,7 +562,7 @@ export function decodeGossipContent(content: Uint8Array, local?: Gossip): Gossip
     g = gossipFromWire(body, local);
   }
   // a copy: `content` is a view into a received batch, which must not be kept alive
-  decoded.set(h, { bytes: copyBytes(content), gossip: g, members: localMembers });
+  decoded.set(h, { bytes: decodedBytes.copy(content), gossip: g, members: localMembers });
   return g;
 }
 

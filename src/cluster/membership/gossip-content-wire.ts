@@ -122,64 +122,104 @@ function memberIndexOf(members: readonly Member[]): MemberIndex {
   return t;
 }
 
-/** The nodes after the members, in order of first mention, while one content is written. */
-let otherIndex = new Map<string, number>();
-let otherNodes: UniqueAddress[] = [];
+/** The nodes after the members, in order of first mention (see writeGossipContent). */
+interface OtherNodes {
+  /** Canonical node string -> table index. */
+  readonly index: ReadonlyMap<string, number>;
+  readonly nodes: readonly UniqueAddress[];
+}
 
-/** The table index of `u`: a member's, else an other node's (added at first mention). */
-function indexOf(members: MemberIndex, memberCount: number, u: UniqueAddress): number {
+const NO_OTHER_NODES: OtherNodes = { index: new Map(), nodes: [] };
+
+/** The table index of `u`, or -1 when it is neither a member nor one of `others`. */
+function tableIndexOf(members: MemberIndex, others: OtherNodes, u: UniqueAddress): number {
   const i = members.byNode.get(u);
   if (i !== undefined) return i;
   const k = uniqueAddressToString(u);
-  const j = members.byKey.get(k) ?? otherIndex.get(k);
-  if (j !== undefined) return j;
-  const next = memberCount + otherNodes.length;
-  otherIndex.set(k, next);
-  otherNodes.push(u);
-  return next;
+  return members.byKey.get(k) ?? others.index.get(k) ?? -1;
 }
+
+/** The nodes `g` names that are no members, in order of first mention (as wireOf). */
+function otherNodesOf(g: Gossip, members: MemberIndex): OtherNodes {
+  const index = new Map<string, number>();
+  const nodes: UniqueAddress[] = [];
+  const memberCount = g.members.length;
+  const add = (u: UniqueAddress): void => {
+    if (members.byNode.has(u)) return;
+    const k = uniqueAddressToString(u);
+    if (members.byKey.has(k) || index.has(k)) return;
+    index.set(k, memberCount + nodes.length);
+    nodes.push(u);
+  };
+  const records = g.overview.reachability.records;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i] as ReachabilityRecord;
+    add(r.observer);
+    add(r.subject);
+  }
+  const versions = g.overview.reachability.versions;
+  for (let i = 0; i < versions.length; i++) add((versions[i] as ObserverVersion).observer);
+  for (let i = 0; i < g.tombstones.length; i++) add((g.tombstones[i] as Tombstone).node);
+  return { index, nodes };
+}
+
+/** The bytes of the statuses a reachability row can have, as msgpackr writes the strings. */
+const STATUS_BYTES: ReadonlyMap<string, Uint8Array> = new Map(
+  Object.values(ReachabilityStatus).map((st) => [
+    st,
+    Uint8Array.of(0xa0 | st.length, ...[...st].map((c) => c.charCodeAt(0))),
+  ]),
+);
+/** Most bytes of one row: fixarray, two table indices (< 2^16), a status, a version. */
+const ROW_BYTES_MAX = 1 + 3 + 3 + 12 + 9;
+/** Most bytes of an observer version or a tombstone: fixarray, index, number. */
+const PAIR_BYTES_MAX = 1 + 3 + 9;
 
 /**
  * The content bytes of `g` (a fresh copy), exactly as msgpackr packs gossipToWire(g), or
  * with `compact` gossipToCompactWire(g); undefined when a list is too long for this
  * writer (the caller packs the wire form instead).
+ *
+ * The node table (members, then the other nodes the rows, observer versions and
+ * tombstones name) comes first in the content and decides its prefix, so it is written
+ * first as if every node named were a member, the usual case; when one is not, the
+ * other nodes are collected and the content written again.
  */
 export function writeGossipContent(g: Gossip, compact: boolean): Uint8Array | undefined {
   const members = g.members;
-  const memberCount = members.length;
-  const records = g.overview.reachability.records;
-  const versions = g.overview.reachability.versions;
-  const entries = g.version.entries;
-  const tombstones = g.tombstones;
   if (
-    records.length > ARRAY16_MAX ||
-    versions.length > ARRAY16_MAX ||
-    entries.length > ARRAY16_MAX ||
-    tombstones.length > ARRAY16_MAX
+    members.length > ARRAY16_MAX ||
+    g.overview.reachability.records.length > ARRAY16_MAX ||
+    g.overview.reachability.versions.length > ARRAY16_MAX ||
+    g.version.entries.length > ARRAY16_MAX ||
+    g.tombstones.length > ARRAY16_MAX
   )
     return undefined;
   const index = memberIndexOf(members);
-  otherIndex = new Map();
-  otherNodes = [];
-  // first the node table: members, then other nodes in order of first mention (rows,
-  // observer versions, tombstones), which decides the prefix written first
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i] as ReachabilityRecord;
-    indexOf(index, memberCount, r.observer);
-    indexOf(index, memberCount, r.subject);
-  }
-  for (let i = 0; i < versions.length; i++)
-    indexOf(index, memberCount, (versions[i] as ObserverVersion).observer);
-  for (let i = 0; i < tombstones.length; i++)
-    indexOf(index, memberCount, (tombstones[i] as Tombstone).node);
-  const others = otherNodes;
-  const tableCount = compact ? others.length : memberCount + others.length;
-  if (tableCount > ARRAY16_MAX || (!compact && memberCount > ARRAY16_MAX)) return undefined;
+  if (writeContent(g, compact, index, NO_OTHER_NODES)) return scratch.slice(0, at);
+  const others = otherNodesOf(g, index);
+  if ((compact ? 0 : members.length) + others.nodes.length > ARRAY16_MAX) return undefined;
+  return writeContent(g, compact, index, others) ? scratch.slice(0, at) : undefined;
+}
+
+/**
+ * Writes the content into the scratch buffer; false when it names a node that is neither
+ * a member nor one of `others` (or a member's roles do not fit an array16).
+ */
+function writeContent(
+  g: Gossip,
+  compact: boolean,
+  index: MemberIndex,
+  others: OtherNodes,
+): boolean {
+  const members = g.members;
+  const memberCount = members.length;
+  const otherList = others.nodes;
   let p = memberCount > 0 ? index.prefix : "";
-  if (memberCount === 0 && others[0] !== undefined) p = addressPrefixOf(others[0]);
+  if (memberCount === 0 && otherList[0] !== undefined) p = addressPrefixOf(otherList[0]);
   if (p !== "")
-    for (let i = 0; i < others.length; i++)
-      if (addressPrefixOf(others[i] as UniqueAddress) !== p) {
+    for (let i = 0; i < otherList.length; i++)
+      if (addressPrefixOf(otherList[i] as UniqueAddress) !== p) {
         p = "";
         break;
       }
@@ -191,12 +231,12 @@ export function writeGossipContent(g: Gossip, compact: boolean): Uint8Array | un
   writeKey("p");
   writeString(p);
   writeKey("n");
-  writeArrayHeader(tableCount);
+  writeArrayHeader(compact ? otherList.length : memberCount + otherList.length);
   if (!compact)
     for (let i = 0; i < memberCount; i++)
       writeString(uniqueAddressToString((members[i] as Member).uniqueAddress).slice(p.length));
-  for (let i = 0; i < others.length; i++)
-    writeString(uniqueAddressToString(others[i] as UniqueAddress).slice(p.length));
+  for (let i = 0; i < otherList.length; i++)
+    writeString(uniqueAddressToString(otherList[i] as UniqueAddress).slice(p.length));
   writeKey("m");
   if (compact) writeArrayHeader(0);
   else {
@@ -204,7 +244,7 @@ export function writeGossipContent(g: Gossip, compact: boolean): Uint8Array | un
     for (let i = 0; i < memberCount; i++) {
       const m = members[i] as Member;
       const roles = m.roles;
-      if (roles.length > ARRAY16_MAX) return undefined;
+      if (roles.length > ARRAY16_MAX) return false;
       room(1);
       scratch[at++] = 0x95;
       writeString(m.status);
@@ -215,53 +255,71 @@ export function writeGossipContent(g: Gossip, compact: boolean): Uint8Array | un
       writeNumber(m.upNumber);
     }
   }
+  const records = g.overview.reachability.records;
   writeKey("r");
   writeArrayHeader(records.length);
+  room(records.length * ROW_BYTES_MAX);
+  const b = scratch;
+  const view = scratchView;
   for (let i = 0; i < records.length; i++) {
     const r = records[i] as ReachabilityRecord;
-    room(1);
-    scratch[at++] = 0x94;
-    writeNumber(indexOf(index, memberCount, r.observer));
-    writeNumber(indexOf(index, memberCount, r.subject));
-    writeString(r.status);
-    writeNumber(r.version);
+    const o = tableIndexOf(index, others, r.observer);
+    const sub = tableIndexOf(index, others, r.subject);
+    const status = STATUS_BYTES.get(r.status);
+    if (o < 0 || sub < 0 || status === undefined) return false;
+    b[at++] = 0x94;
+    at = packNumber(b, view, o, at);
+    at = packNumber(b, view, sub, at);
+    b.set(status, at);
+    at += status.length;
+    at = packNumber(b, view, r.version, at);
   }
+  const versions = g.overview.reachability.versions;
   writeKey("rv");
   writeArrayHeader(versions.length);
+  room(versions.length * PAIR_BYTES_MAX);
   for (let i = 0; i < versions.length; i++) {
     const v = versions[i] as ObserverVersion;
-    room(1);
+    const o = tableIndexOf(index, others, v.observer);
+    if (o < 0) return false;
     scratch[at++] = 0x92;
-    writeNumber(indexOf(index, memberCount, v.observer));
-    writeNumber(v.version);
+    at = packNumber(scratch, scratchView, o, at);
+    at = packNumber(scratch, scratchView, v.version, at);
   }
+  const entries = g.version.entries;
   writeKey("v");
   writeArrayHeader(entries.length);
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i] as VectorClockEntry;
-    room(1);
-    scratch[at++] = 0x92;
     const k = index.byKey.get(e[0]);
-    if (k !== undefined) writeNumber(k);
-    else writeString(e[0]);
+    if (k !== undefined) {
+      room(PAIR_BYTES_MAX);
+      scratch[at++] = 0x92;
+      at = packNumber(scratch, scratchView, k, at);
+    } else {
+      room(1);
+      scratch[at++] = 0x92;
+      writeString(e[0]);
+    }
     writeNumber(e[1]);
   }
+  const tombstones = g.tombstones;
   writeKey("t");
   writeArrayHeader(tombstones.length);
+  room(tombstones.length * PAIR_BYTES_MAX);
   for (let i = 0; i < tombstones.length; i++) {
     const t = tombstones[i] as Tombstone;
-    room(1);
+    const n = tableIndexOf(index, others, t.node);
+    if (n < 0) return false;
     scratch[at++] = 0x92;
-    writeNumber(indexOf(index, memberCount, t.node));
-    writeNumber(t.removedAtMs);
+    at = packNumber(scratch, scratchView, n, at);
+    at = packNumber(scratch, scratchView, t.removedAtMs, at);
   }
   if (compact) {
     writeKey("mc");
     writeNumber(memberCount);
   }
-  otherIndex = new Map();
-  otherNodes = [];
-  return scratch.slice(0, at);
+  return true;
 }
 
 // ------------------------------------------------------------------ reading

@@ -22,7 +22,7 @@
  * sends the same bytes). Cached messages are frozen and shared.
  */
 
-import { copyBytes } from "../../base/bytes.js";
+import { BytePool } from "../../base/bytes.js";
 import { murmur3_32 } from "../../base/hash.js";
 import { clockKeyOf, type Gossip, membersHashOf, sameHash } from "../../core/membership/gossip.js";
 import type { Member } from "../../core/membership/member.js";
@@ -72,6 +72,8 @@ const decodedStatuses = new Map<
     readonly members: readonly Member[] | undefined;
   }
 >();
+/** The copies of the bytes of `decodedStatuses` (a bounded FIFO: they pin a chunk or two). */
+const decodedStatusBytes = new BytePool();
 
 function frozenHash(h: readonly [number, number]): readonly [number, number] {
   return Object.freeze([h[0], h[1]] as const);
@@ -207,7 +209,7 @@ function decodeStatus(
     if (oldest.done !== true) decodedStatuses.delete(oldest.value);
   }
   decodedStatuses.set(h, {
-    bytes: copyBytes(bytes),
+    bytes: decodedStatusBytes.copy(bytes),
     message: frozen,
     members: b.c === undefined ? undefined : local?.members,
   });

@@ -103,10 +103,19 @@ function unreachableOf(records: readonly ReachabilityRecord[], self: UniqueAddre
 }
 
 /** The members in member order and their keys, kept per member list (lists are immutable). */
-const sortedMembers = new WeakMap<
-  readonly Member[],
-  { readonly all: readonly Member[]; readonly keys: ReadonlySet<string> }
->();
+interface SortedMembers {
+  readonly all: readonly Member[];
+  readonly keys: ReadonlySet<string>;
+  /** Key -> position in `all`. */
+  readonly order: ReadonlyMap<string, number>;
+  /** Keys of the members that have been up (an assigned up-number); computed on demand. */
+  wasUp: ReadonlySet<string> | undefined;
+}
+
+const sortedMembers = new WeakMap<readonly Member[], SortedMembers>();
+
+/** The sorted members of a context (its `all`), as kept per member list. */
+const sortedOfContext = new WeakMap<SbrContext, SortedMembers>();
 
 /** Each view's context (the resolver's observation asks for it twice per view). */
 const contexts = new WeakMap<SbrView, SbrContext>();
@@ -118,7 +127,9 @@ export function contextOf(view: SbrView): SbrContext {
   let sorted = sortedMembers.get(view.members);
   if (sorted === undefined) {
     const all = [...view.members].sort(compareMembers);
-    sorted = { all, keys: new Set(all.map((m) => key(m.uniqueAddress))) };
+    const order = new Map<string, number>();
+    for (let i = 0; i < all.length; i++) order.set(key((all[i] as Member).uniqueAddress), i);
+    sorted = { all, keys: new Set(order.keys()), order, wasUp: undefined };
     // only a frozen list stays the same list
     if (Object.isFrozen(view.members)) sortedMembers.set(view.members, sorted);
   }
@@ -141,7 +152,36 @@ export function contextOf(view: SbrView): SbrContext {
     },
   };
   contexts.set(view, ctx);
+  sortedOfContext.set(ctx, sorted);
   return ctx;
+}
+
+/**
+ * The members of `ctx` whose keys are in `keys`, in member order: a walk over the keys
+ * (a few unreachable nodes), not over all members.
+ */
+function membersWithKeys(ctx: SbrContext, keys: ReadonlySet<string>): Member[] {
+  const sorted = sortedOfContext.get(ctx);
+  if (sorted === undefined) return ctx.all.filter((m) => keys.has(key(m.uniqueAddress)));
+  const at: number[] = [];
+  keys.forEach((k) => {
+    const i = sorted.order.get(k);
+    if (i !== undefined) at.push(i);
+  });
+  at.sort((a, b) => a - b);
+  return at.map((i) => sorted.all[i] as Member);
+}
+
+/** Keys of the members of `ctx` that have been up (kept per member list). */
+function wasUpKeys(ctx: SbrContext): ReadonlySet<string> {
+  const sorted = sortedOfContext.get(ctx);
+  const compute = () =>
+    new Set(
+      ctx.all.filter((m) => m.upNumber !== UP_NUMBER_UNASSIGNED).map((m) => key(m.uniqueAddress)),
+    );
+  if (sorted === undefined) return compute();
+  sorted.wasUp ??= compute();
+  return sorted.wasUp;
 }
 
 /** The same context with only `records` (unreachable set recomputed). */
@@ -202,7 +242,7 @@ export function downableKeys(ctx: SbrContext): Set<string> {
  */
 export function unreachableMembersOf(view: SbrView): Member[] {
   const ctx = contextOf(view);
-  return ctx.all.filter((m) => isUnreachable(ctx, m));
+  return membersWithKeys(ctx, ctx.unreachable);
 }
 
 /**
@@ -214,9 +254,7 @@ export function unreachableMembersOf(view: SbrView): Member[] {
  */
 export function unreachableUpTogetherOf(view: SbrView): Member[] {
   const ctx = contextOf(view);
-  const wasUp = new Set(
-    ctx.all.filter((m) => m.upNumber !== UP_NUMBER_UNASSIGNED).map((m) => key(m.uniqueAddress)),
-  );
+  const wasUp = wasUpKeys(ctx);
   const subjects = new Set(
     ctx.records
       .filter(
@@ -227,7 +265,7 @@ export function unreachableUpTogetherOf(view: SbrView): Member[] {
       )
       .map((r) => key(r.subject)),
   );
-  return ctx.all.filter((m) => subjects.has(key(m.uniqueAddress)));
+  return membersWithKeys(ctx, subjects);
 }
 
 /** The two kinds of indirect connection (keys), see the module comment. */

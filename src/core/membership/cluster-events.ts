@@ -12,7 +12,7 @@
  * changes made elsewhere, and only a diff reports all of them exactly once.
  */
 import { assertNever } from "../../base/assert.js";
-import { allRoles } from "./gossip.js";
+import { allRoles, findMember } from "./gossip.js";
 import { type Member, memberFrom } from "./member.js";
 import { compareMembers } from "./member-ordering.js";
 import type { MemberStatus } from "./member-status.js";
@@ -24,9 +24,9 @@ import {
 } from "./membership-state.js";
 import { allUnreachableOrTerminated, type Reachability } from "./reachability.js";
 import {
+  compareUniqueAddresses,
   type UniqueAddress,
   uniqueAddressEquals,
-  uniqueAddressToString,
 } from "./unique-address.js";
 
 /** A member reached a new status (one event type per status, except removed). */
@@ -161,77 +161,62 @@ function sameEventBasis(before: MembershipState, after: MembershipState): boolea
 }
 
 /**
- * unreachableKeys of each node's last view: each received gossip diffs the previous view
- * against the new one, so every view is asked twice. Per self node, not per gossip (in
- * the simulator many nodes share decoded gossips); the WeakMap keeps no node alive.
+ * The unreachable or terminated nodes of a view's in-DC table, sorted in node order (a
+ * frozen array kept per table by allUnreachableOrTerminated, so a view whose table did
+ * not change gives the same array).
  */
-const unreachableMemo = new WeakMap<
-  UniqueAddress,
-  {
-    readonly members: readonly Member[];
-    readonly reachability: Reachability;
-    readonly dc: string;
-    readonly keys: Set<string>;
-  }
->();
-
-function unreachableKeys(s: MembershipState): Set<string> {
-  const g = s.latestGossip;
-  if (g.overview.reachability.records.length === 0) return new Set();
-  const memo = unreachableMemo.get(s.selfUniqueAddress);
-  // it depends on the members and the table, not on the seen set
-  if (
-    memo !== undefined &&
-    memo.members === g.members &&
-    memo.reachability === g.overview.reachability &&
-    memo.dc === s.selfDc
-  )
-    return memo.keys;
-  const keys = computeUnreachableKeys(s);
-  unreachableMemo.set(s.selfUniqueAddress, {
-    members: g.members,
-    reachability: g.overview.reachability,
-    dc: s.selfDc,
-    keys,
-  });
-  return keys;
+function unreachableNodesOf(s: MembershipState): readonly UniqueAddress[] {
+  if (s.latestGossip.overview.reachability.records.length === 0) return NO_NODES;
+  return allUnreachableOrTerminated(dcReachabilityNoOutsideNodes(s));
 }
 
-function computeUnreachableKeys(s: MembershipState): Set<string> {
-  const nodes = allUnreachableOrTerminated(dcReachabilityNoOutsideNodes(s));
-  return new Set(
-    nodes
-      .filter((n) => !uniqueAddressEquals(n, s.selfUniqueAddress))
-      .map((n) => uniqueAddressToString(n)),
-  );
-}
+const NO_NODES: readonly UniqueAddress[] = Object.freeze([]);
 
 /** Members that became unreachable or reachable again (self excluded), old -> new. */
 export function diffReachabilityEvents(
   before: MembershipState,
   after: MembershipState,
 ): ReachabilityEvent[] {
-  const was = unreachableKeys(before);
-  const now = unreachableKeys(after);
-  // the usual case while observations spread: the same members are unreachable
-  if (was === now || sameKeys(was, now)) return [];
-  const out: ReachabilityEvent[] = [];
-  for (const member of after.latestGossip.members) {
-    const k = uniqueAddressToString(member.uniqueAddress);
-    if (now.has(k) && !was.has(k)) out.push({ type: "unreachable-member", member });
-    else if (!now.has(k) && was.has(k)) out.push({ type: "reachable-member", member });
+  const was = unreachableNodesOf(before);
+  const now = unreachableNodesOf(after);
+  // the usual case while observations spread: the same members are unreachable (for
+  // the same self: a view of another node excludes another node)
+  if (was === now && uniqueAddressEquals(before.selfUniqueAddress, after.selfUniqueAddress))
+    return [];
+  // both sorted in node order: one walk finds the nodes in one of them only
+  const changed: { readonly node: UniqueAddress; readonly unreachable: boolean }[] = [];
+  const note = (node: UniqueAddress, inWas: boolean, inNow: boolean) => {
+    const w = inWas && !uniqueAddressEquals(node, before.selfUniqueAddress);
+    const n = inNow && !uniqueAddressEquals(node, after.selfUniqueAddress);
+    if (w !== n) changed.push({ node, unreachable: n });
+  };
+  let i = 0;
+  let j = 0;
+  while (i < was.length || j < now.length) {
+    const a = was[i];
+    const b = now[j];
+    const c = a === undefined ? 1 : b === undefined ? -1 : compareUniqueAddresses(a, b);
+    if (c === 0) note(a as UniqueAddress, true, true);
+    else if (c < 0) note(a as UniqueAddress, true, false);
+    else note(b as UniqueAddress, false, true);
+    if (c <= 0) i++;
+    if (c >= 0) j++;
   }
-  return out;
-}
-
-/** True if both sets hold the same keys (forEach: no iterator objects per element). */
-function sameKeys(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
-  if (a.size !== b.size) return false;
-  let same = true;
-  b.forEach((k) => {
-    if (same && !a.has(k)) same = false;
-  });
-  return same;
+  if (changed.length === 0) return [];
+  // events for members only, in member order
+  const out: { readonly member: Member; readonly unreachable: boolean }[] = [];
+  for (let k = 0; k < changed.length; k++) {
+    const x = changed[k] as (typeof changed)[number];
+    const member = findMember(after.latestGossip, x.node);
+    if (member !== undefined) out.push({ member, unreachable: x.unreachable });
+  }
+  out.sort((x, y) => compareMembers(x.member, y.member));
+  return out.map(
+    (x): ReachabilityEvent =>
+      x.unreachable
+        ? { type: "unreachable-member", member: x.member }
+        : { type: "reachable-member", member: x.member },
+  );
 }
 
 /** All events between two views of the same node, in the documented order. */

@@ -117,6 +117,26 @@ function nodesOutsideDc(s: MembershipState): readonly UniqueAddress[] {
   return nodes;
 }
 
+/** The members that are down or of another DC, per member list and DC (as outsideDcMemo). */
+const downOrOutsideDcMemo = new WeakMap<
+  readonly Member[],
+  { readonly dc: string; readonly nodes: readonly UniqueAddress[] }
+>();
+
+/** Nodes of the members that are down or outside the self DC (observers that do not count). */
+function downOrOutsideDc(s: MembershipState): readonly UniqueAddress[] {
+  const members = s.latestGossip.members;
+  const memo = downOrOutsideDcMemo.get(members);
+  if (memo !== undefined && memo.dc === s.selfDc) return memo.nodes;
+  const nodes = Object.freeze(
+    members
+      .filter((m) => m.status === "down" || m.dataCenter !== s.selfDc)
+      .map((m) => m.uniqueAddress),
+  );
+  downOrOutsideDcMemo.set(members, { dc: s.selfDc, nodes });
+  return nodes;
+}
+
 /**
  * nodesOutsideDc per member list (and DC): the reachability views ask it on every
  * received gossip and tick, each a walk over all members, and the member list changes
@@ -148,10 +168,10 @@ export function dcReachabilityExcludingDownedObservers(s: MembershipState): Reac
   const g = s.latestGossip;
   const memo = excludingDownedMemo.get(g.overview.reachability);
   if (memo !== undefined && memo.members === g.members && memo.dc === s.selfDc) return memo.result;
-  const excluded = g.members
-    .filter((m) => m.status === "down" || m.dataCenter !== s.selfDc)
-    .map((m) => m.uniqueAddress);
-  const result = removeNodes(removeObservers(g.overview.reachability, excluded), nodesOutsideDc(s));
+  const result = removeNodes(
+    removeObservers(g.overview.reachability, downOrOutsideDc(s)),
+    nodesOutsideDc(s),
+  );
   excludingDownedMemo.set(g.overview.reachability, { members: g.members, dc: s.selfDc, result });
   return result;
 }

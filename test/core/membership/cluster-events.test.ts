@@ -4,6 +4,7 @@
  * than self, then the leader and the role leaders (roles sorted); nothing for an unchanged
  * view, also when only the seen set or the version changed.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   type ClusterEvent,
@@ -21,17 +22,23 @@ import {
 import { memberFrom } from "../../../src/core/membership/member.js";
 import type { MemberStatus } from "../../../src/core/membership/member-status.js";
 import {
+  dcReachabilityNoOutsideNodes,
   type MembershipState,
   membershipStateOf,
 } from "../../../src/core/membership/membership-state.js";
 import {
+  allUnreachableOrTerminated,
   emptyReachability,
   markReachable,
   markTerminated,
   markUnreachable,
   type Reachability,
 } from "../../../src/core/membership/reachability.js";
-import { nodeOf, type UniqueAddress } from "../../../src/core/membership/unique-address.js";
+import {
+  nodeOf,
+  type UniqueAddress,
+  uniqueAddressToString,
+} from "../../../src/core/membership/unique-address.js";
 
 const n = (host: string) => nodeOf("shardkit", "sys", host, 2552, 1);
 const [a, b, c, d] = [n("a"), n("b"), n("c"), n("d")] as const;
@@ -192,5 +199,67 @@ describe("cluster events", () => {
       "role-leader-changed y b",
       "role-leader-changed z undefined",
     ]);
+  });
+
+  it("reachability events: the members whose in-DC unreachability (self excluded) differs, in member order", () => {
+    // the rule as sets of node strings, walked over the members (the events' definition)
+    const unreachableKeys = (s: MembershipState) =>
+      new Set(
+        allUnreachableOrTerminated(dcReachabilityNoOutsideNodes(s))
+          .map(uniqueAddressToString)
+          .filter((k) => k !== uniqueAddressToString(s.selfUniqueAddress)),
+      );
+    const expected = (before: MembershipState, after: MembershipState) => {
+      const was = unreachableKeys(before);
+      const now = unreachableKeys(after);
+      return after.latestGossip.members.flatMap((x) => {
+        const k = uniqueAddressToString(x.uniqueAddress);
+        if (now.has(k) && !was.has(k))
+          return [`unreachable-member ${x.uniqueAddress.address.host}`];
+        if (!now.has(k) && was.has(k)) return [`reachable-member ${x.uniqueAddress.address.host}`];
+        return [];
+      });
+    };
+    const nodes = ["a", "b", "c", "d", "e", "f", "g"].map(n);
+    const table = fc.array(
+      fc.tuple(fc.nat(6), fc.nat(6), fc.constantFrom("unreachable", "terminated", "reachable")),
+      { maxLength: 10 },
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom("default", "dc2"), { minLength: 7, maxLength: 7 }),
+        table,
+        table,
+        fc.nat(6),
+        fc.nat(6),
+        (dcs, marks1, marks2, self1, self2) => {
+          const members = nodes.map((x, i) => m(x, "up", { dataCenter: dcs[i] }));
+          const tableOf = (marks: typeof marks1) => {
+            let r: Reachability = emptyReachability;
+            for (const [o, sub, st] of marks) {
+              const [ob, su] = [nodes[o] as UniqueAddress, nodes[sub] as UniqueAddress];
+              if (o === sub) continue;
+              r =
+                st === "unreachable"
+                  ? markUnreachable(r, ob, su)
+                  : st === "terminated"
+                    ? markTerminated(r, ob, su)
+                    : markReachable(r, ob, su);
+            }
+            return r;
+          };
+          const g1 = gossipOf({ members, reachability: tableOf(marks1) });
+          const g2 = gossipOf({ members, reachability: tableOf(marks2) });
+          const selfOf = (i: number) => nodes[i] as UniqueAddress;
+          for (const [before, after] of [
+            [view(g1, selfOf(self1), dcs[self1]), view(g2, selfOf(self2), dcs[self2])],
+            [view(g1, selfOf(self1)), view(g1, selfOf(self2))],
+            [view(g1, selfOf(self1), "dc2"), view(g2, selfOf(self1), "dc2")],
+          ] as const)
+            expect(summary(diffReachabilityEvents(before, after))).toEqual(expected(before, after));
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });

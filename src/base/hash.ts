@@ -89,6 +89,43 @@ export function murmur3OfString(s: string, seed = 0): number {
 const ASCII_SCRATCH_BYTES = 256;
 const asciiScratch = new Uint8Array(ASCII_SCRATCH_BYTES);
 
+/** The reused buffer of murmur3OfJoined (it grows to the longest joined string hashed). */
+let joinedScratch = new Uint8Array(4_096);
+
+/**
+ * murmur3OfString of the strings `at(0) .. at(count - 1)` joined by `separator`, without
+ * building the joined string or its UTF-8 copy when all of it is ASCII (a gossip's seen
+ * digest joins up to a thousand node strings); the same value as
+ * `murmur3OfString(strings.join(separator), seed)`.
+ */
+export function murmur3OfJoined(
+  count: number,
+  at: (i: number) => string,
+  separator: string,
+  seed = 0,
+): number {
+  let n = 0;
+  for (let i = 0; i < count; i++) {
+    const s = at(i);
+    const sep = i === 0 ? "" : separator;
+    if (n + sep.length + s.length > joinedScratch.length) {
+      const next = new Uint8Array(Math.max(joinedScratch.length * 2, n + sep.length + s.length));
+      next.set(joinedScratch.subarray(0, n));
+      joinedScratch = next;
+    }
+    for (let j = 0; j < sep.length + s.length; j++) {
+      const c = j < sep.length ? sep.charCodeAt(j) : s.charCodeAt(j - sep.length);
+      if (c > 0x7f) {
+        const all: string[] = [];
+        for (let k = 0; k < count; k++) all.push(at(k));
+        return murmur3OfString(all.join(separator), seed);
+      }
+      joinedScratch[n++] = c;
+    }
+  }
+  return murmur3_32(joinedScratch.subarray(0, n), seed);
+}
+
 /**
  * Java `String.hashCode`: `h = 31 * h + c` over the UTF-16 code units of `s` (a character
  * outside the BMP contributes its two surrogates), with int32 wrap-around.

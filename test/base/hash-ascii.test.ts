@@ -1,19 +1,45 @@
-/** The ASCII fast path of murmur3OfString gives exactly the hash of the UTF-8 bytes. */
+/**
+ * The ASCII fast paths of murmur3OfString and murmur3OfJoined give exactly the hash of
+ * the UTF-8 bytes (of the joined string).
+ */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { murmur3_32, murmur3OfString, utf8Encode } from "../../src/base/hash.js";
+import { murmur3_32, murmur3OfJoined, murmur3OfString, utf8Encode } from "../../src/base/hash.js";
+
+const someString = fc.oneof(
+  fc.string({ maxLength: 300 }),
+  fc.string({ unit: "grapheme", maxLength: 40 }),
+);
 
 describe("murmur3OfString", () => {
   it("equals murmur3 of the UTF-8 encoding for any string (ASCII fast path or not)", () => {
     fc.assert(
+      fc.property(someString, fc.integer(), (s, seed) => {
+        expect(murmur3OfString(s, seed)).toBe(murmur3_32(utf8Encode(s), seed));
+      }),
+      { numRuns: 2_000, seed: 42 },
+    );
+  });
+});
+
+describe("murmur3OfJoined", () => {
+  it("equals murmur3OfString of the joined strings, for any strings, separator and seed", () => {
+    fc.assert(
       fc.property(
-        fc.oneof(fc.string({ maxLength: 300 }), fc.string({ unit: "grapheme", maxLength: 40 })),
+        fc.oneof(
+          fc.array(someString, { maxLength: 30 }),
+          // long enough to grow the reused buffer
+          fc.array(fc.string({ minLength: 200, maxLength: 400 }), { minLength: 20, maxLength: 40 }),
+        ),
+        fc.oneof(fc.constantFrom("\n", "", "::"), fc.string({ maxLength: 3 })),
         fc.integer(),
-        (s, seed) => {
-          expect(murmur3OfString(s, seed)).toBe(murmur3_32(utf8Encode(s), seed));
+        (parts, separator, seed) => {
+          expect(murmur3OfJoined(parts.length, (i) => parts[i] as string, separator, seed)).toBe(
+            murmur3OfString(parts.join(separator), seed),
+          );
         },
       ),
-      { numRuns: 2_000, seed: 42 },
+      { numRuns: 1_000, seed: 43 },
     );
   });
 });

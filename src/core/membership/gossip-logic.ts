@@ -80,7 +80,7 @@
  * Randomness is an input (`RandomSource`), time is an input (`nowMs`); nothing here
  * sends anything: the results say what the driver must send.
  */
-import { murmur3OfString } from "../../base/hash.js";
+import { murmur3OfJoined } from "../../base/hash.js";
 import { type ClusterEvent, diffClusterEvents } from "./cluster-events.js";
 import {
   findMember,
@@ -273,6 +273,13 @@ function validPartnersOf(state: MembershipState): ValidPartners {
   return out;
 }
 
+/** The number of 1 bits of a seen-bitmap element (7 bits used). */
+function bitCount(x: number): number {
+  let n = 0;
+  for (let v = x; v !== 0; v &= v - 1) n++;
+  return n;
+}
+
 function gossipCandidatesOf(state: MembershipState): GossipCandidates {
   const g = state.latestGossip;
   const memo = candidatesMemo.get(state.selfUniqueAddress);
@@ -289,11 +296,17 @@ function gossipCandidatesOf(state: MembershipState): GossipCandidates {
   const multiDc = isMultiDc(g);
   let dcSize = 0;
   let seen = 0;
-  g.members.forEach((m, i) => {
-    if (multiDc && m.dataCenter !== state.selfDc) return;
-    dcSize++;
-    if (seenAt(i)) seen++;
-  });
+  if (multiDc)
+    g.members.forEach((m, i) => {
+      if (m.dataCenter !== state.selfDc) return;
+      dcSize++;
+      if (seenAt(i)) seen++;
+    });
+  else {
+    // one DC: the members are the DC, the marks in the bitmap those that have seen
+    dcSize = g.members.length;
+    for (let e = 0; e < bits.length; e++) seen += bitCount(bits[e] as number);
+  }
   const c: GossipCandidates = {
     selfDc: state.selfDc,
     valid: partners.nodes,
@@ -520,8 +533,14 @@ export function versionHashOf(v: VectorClock): readonly [number, number] {
   let h = versionHashMemo.get(v);
   if (h === undefined) {
     // entries by index, not destructured: array destructuring runs the iterator protocol
-    const text = v.entries.map((e) => `${e[0]}\u0000${e[1]}`).join("\n");
-    h = Object.freeze([murmur3OfString(text), murmur3OfString(text, VERSION_HASH_SEED_2)] as const);
+    // the hashes of the entries' text joined, without the joined text (base/hash.ts)
+    const entries = v.entries;
+    const texts = entries.map((e) => `${e[0]}\u0000${e[1]}`);
+    const at = (i: number) => texts[i] as string;
+    h = Object.freeze([
+      murmur3OfJoined(texts.length, at, "\n"),
+      murmur3OfJoined(texts.length, at, "\n", VERSION_HASH_SEED_2),
+    ] as const);
     versionHashMemo.set(v, h);
   }
   return h;
@@ -539,7 +558,7 @@ export function seenDigestOf(g: Gossip): number {
   const seen = g.overview.seen;
   let d = seenDigestMemo.get(seen);
   if (d === undefined) {
-    d = murmur3OfString(seen.map((n) => uniqueAddressToString(n)).join("\n"));
+    d = murmur3OfJoined(seen.length, (i) => uniqueAddressToString(seen[i] as UniqueAddress), "\n");
     seenDigestMemo.set(seen, d);
   }
   return d;

@@ -298,9 +298,17 @@ export function allDataCenters(g: Gossip): string[] {
 
 /** True if members span more than one data center. */
 export function isMultiDc(g: Gossip): boolean {
-  const first = g.members[0];
-  return first !== undefined && g.members.some((m) => m.dataCenter !== first.dataCenter);
+  let multi = multiDcOfMembers.get(g.members);
+  if (multi === undefined) {
+    const first = g.members[0];
+    multi = first !== undefined && g.members.some((m) => m.dataCenter !== first.dataCenter);
+    multiDcOfMembers.set(g.members, multi);
+  }
+  return multi;
 }
+
+/** isMultiDc per member list (immutable; asked on every gossip tick of every node). */
+const multiDcOfMembers = new WeakMap<readonly Member[], boolean>();
 
 /** allRoles per member list (the list is immutable; every received gossip asks twice). */
 const rolesOfMembers = new WeakMap<readonly Member[], readonly string[]>();

@@ -297,6 +297,8 @@ export class MembershipMachine {
       }
     | undefined;
   /** The resolver's unreachable sets of the members and table they were computed from. */
+  /** The downing view the resolver's tracker observed last (see downingTick). */
+  private downingViewObserved: object | undefined = undefined;
   private downingViewCache:
     | {
         readonly members: readonly Member[];
@@ -935,7 +937,12 @@ export class MembershipMachine {
     }
     const g = this.ms.latestGossip;
     const unreachable = this.unreachableForDowning();
-    this.sbr.observe(unreachable.unreachable, now, unreachable.upTogether);
+    // the same view object (its arrays never change) tells the tracker nothing new:
+    // observing it again would only rebuild what it holds
+    if (unreachable !== this.downingViewObserved) {
+      this.sbr.observe(unreachable.unreachable, now, unreachable.upTogether);
+      this.downingViewObserved = unreachable;
+    }
     const tick = this.sbr.tick(
       now,
       isLeader(this.ms, this.self) || this.isLeaderAmongReachable() || this.isCutOffNeverUp(),

@@ -203,7 +203,15 @@ export function compareClocks(a: VectorClock, b: VectorClock): ClockOrdering {
   while ((i < x.length || j < y.length) && !(aGreater && bGreater)) {
     const ex = x[i];
     const ey = y[j];
-    const c = ex === undefined ? 1 : ey === undefined ? -1 : compareStrings(ex[0], ey[0]);
+    // keys are mostly the same string objects (clock keys are canonical node strings)
+    const c =
+      ex === undefined
+        ? 1
+        : ey === undefined
+          ? -1
+          : ex[0] === ey[0]
+            ? 0
+            : compareStrings(ex[0], ey[0]);
     if (c < 0) {
       aGreater = true; // key only in a, counter > 0
       i++;

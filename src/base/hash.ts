@@ -89,8 +89,36 @@ export function murmur3OfString(s: string, seed = 0): number {
 const ASCII_SCRATCH_BYTES = 256;
 const asciiScratch = new Uint8Array(ASCII_SCRATCH_BYTES);
 
-/** The reused buffer of murmur3OfJoined (it grows to the longest joined string hashed). */
+/** The reused buffer of asciiJoined (it grows to the longest joined string written). */
 let joinedScratch = new Uint8Array(4_096);
+
+/**
+ * The bytes of the strings `at(0) .. at(count - 1)` joined by `separator`, when all of it
+ * is ASCII (its own UTF-8 encoding), else undefined. A view of a buffer reused by the
+ * next call: hash it at once.
+ */
+export function asciiJoined(
+  count: number,
+  at: (i: number) => string,
+  separator: string,
+): Uint8Array | undefined {
+  let n = 0;
+  for (let i = 0; i < count; i++) {
+    const s = at(i);
+    const sep = i === 0 ? "" : separator;
+    if (n + sep.length + s.length > joinedScratch.length) {
+      const next = new Uint8Array(Math.max(joinedScratch.length * 2, n + sep.length + s.length));
+      next.set(joinedScratch.subarray(0, n));
+      joinedScratch = next;
+    }
+    for (let j = 0; j < sep.length + s.length; j++) {
+      const c = j < sep.length ? sep.charCodeAt(j) : s.charCodeAt(j - sep.length);
+      if (c > 0x7f) return undefined;
+      joinedScratch[n++] = c;
+    }
+  }
+  return joinedScratch.subarray(0, n);
+}
 
 /**
  * murmur3OfString of the strings `at(0) .. at(count - 1)` joined by `separator`, without
@@ -104,26 +132,11 @@ export function murmur3OfJoined(
   separator: string,
   seed = 0,
 ): number {
-  let n = 0;
-  for (let i = 0; i < count; i++) {
-    const s = at(i);
-    const sep = i === 0 ? "" : separator;
-    if (n + sep.length + s.length > joinedScratch.length) {
-      const next = new Uint8Array(Math.max(joinedScratch.length * 2, n + sep.length + s.length));
-      next.set(joinedScratch.subarray(0, n));
-      joinedScratch = next;
-    }
-    for (let j = 0; j < sep.length + s.length; j++) {
-      const c = j < sep.length ? sep.charCodeAt(j) : s.charCodeAt(j - sep.length);
-      if (c > 0x7f) {
-        const all: string[] = [];
-        for (let k = 0; k < count; k++) all.push(at(k));
-        return murmur3OfString(all.join(separator), seed);
-      }
-      joinedScratch[n++] = c;
-    }
-  }
-  return murmur3_32(joinedScratch.subarray(0, n), seed);
+  const bytes = asciiJoined(count, at, separator);
+  if (bytes !== undefined) return murmur3_32(bytes, seed);
+  const all: string[] = [];
+  for (let k = 0; k < count; k++) all.push(at(k));
+  return murmur3OfString(all.join(separator), seed);
 }
 
 /**

@@ -21,6 +21,7 @@
  *   gossipFromWire, which decide what is malformed and report it, so both paths accept
  *   the same contents and build the same gossip.
  */
+import { BytePool } from "../../base/bytes.js";
 import type { Gossip, Tombstone } from "../../core/membership/gossip.js";
 import { clockKeyOf } from "../../core/membership/gossip.js";
 import type { Member } from "../../core/membership/member.js";
@@ -122,6 +123,18 @@ function memberIndexOf(members: readonly Member[]): MemberIndex {
   return t;
 }
 
+/**
+ * The contents written are carved from shared chunks: each lives while messages carrying
+ * it are on their way and its sender keeps it for the next target (gossip-codec.ts), a
+ * short while; an array of its own each was a buffer outside the JS heap per content.
+ */
+const contents = new BytePool();
+
+/** A copy of what the scratch buffer holds. */
+function written(): Uint8Array {
+  return contents.copy(scratch.subarray(0, at));
+}
+
 /** The nodes after the members, in order of first mention (see writeGossipContent). */
 interface OtherNodes {
   /** Canonical node string -> table index. */
@@ -176,7 +189,7 @@ const ROW_BYTES_MAX = 1 + 3 + 3 + 12 + 9;
 const PAIR_BYTES_MAX = 1 + 3 + 9;
 
 /**
- * The content bytes of `g` (a fresh copy), exactly as msgpackr packs gossipToWire(g), or
+ * The content bytes of `g` (a copy of its own), exactly as msgpackr packs gossipToWire(g), or
  * with `compact` gossipToCompactWire(g); undefined when a list is too long for this
  * writer (the caller packs the wire form instead).
  *
@@ -196,10 +209,10 @@ export function writeGossipContent(g: Gossip, compact: boolean): Uint8Array | un
   )
     return undefined;
   const index = memberIndexOf(members);
-  if (writeContent(g, compact, index, NO_OTHER_NODES)) return scratch.slice(0, at);
+  if (writeContent(g, compact, index, NO_OTHER_NODES)) return written();
   const others = otherNodesOf(g, index);
   if ((compact ? 0 : members.length) + others.nodes.length > ARRAY16_MAX) return undefined;
-  return writeContent(g, compact, index, others) ? scratch.slice(0, at) : undefined;
+  return writeContent(g, compact, index, others) ? written() : undefined;
 }
 
 /**

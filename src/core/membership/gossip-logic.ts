@@ -80,7 +80,7 @@
  * Randomness is an input (`RandomSource`), time is an input (`nowMs`); nothing here
  * sends anything: the results say what the driver must send.
  */
-import { murmur3OfJoined } from "../../base/hash.js";
+import { asciiJoined, murmur3_32, murmur3OfJoined } from "../../base/hash.js";
 import { type ClusterEvent, diffClusterEvents } from "./cluster-events.js";
 import {
   findMember,
@@ -537,10 +537,16 @@ export function versionHashOf(v: VectorClock): readonly [number, number] {
     const entries = v.entries;
     const texts = entries.map((e) => `${e[0]}\u0000${e[1]}`);
     const at = (i: number) => texts[i] as string;
-    h = Object.freeze([
-      murmur3OfJoined(texts.length, at, "\n"),
-      murmur3OfJoined(texts.length, at, "\n", VERSION_HASH_SEED_2),
-    ] as const);
+    // the text's bytes written once for both hashes
+    const bytes = asciiJoined(texts.length, at, "\n");
+    h = Object.freeze(
+      bytes !== undefined
+        ? ([murmur3_32(bytes), murmur3_32(bytes, VERSION_HASH_SEED_2)] as const)
+        : ([
+            murmur3OfJoined(texts.length, at, "\n"),
+            murmur3OfJoined(texts.length, at, "\n", VERSION_HASH_SEED_2),
+          ] as const),
+    );
     versionHashMemo.set(v, h);
   }
   return h;

@@ -94,7 +94,7 @@ import {
 import { SeedJoinMachine, type SeedJoinOutput, type SeedJoinTimer } from "./seed-join.js";
 import { sameElements } from "./sorted-array.js";
 import { parseUniqueAddress, type UniqueAddress, uniqueAddressToString } from "./unique-address.js";
-import { emptyVectorClock, type VectorClock, vectorClockOf } from "./vector-clock.js";
+import { emptyVectorClock, hasEntries, type VectorClock, vectorClockOf } from "./vector-clock.js";
 
 /** Configuration of one node's machine (settings already resolved). */
 export interface MembershipMachineConfig {
@@ -1215,6 +1215,9 @@ export class MembershipMachine {
   ): void {
     let v = statusClocks.get(version);
     if (v === undefined && versionHash !== undefined) v = emptyVectorClock; // not read
+    // most statuses carry our own version: then our clock itself (compared by identity)
+    if (v === undefined && hasEntries(this.ms.latestGossip.version, version))
+      v = this.ms.latestGossip.version;
     if (v === undefined)
       try {
         v = vectorClockOf(version);

@@ -260,15 +260,18 @@ export function isReachableBy(
 function subjectsWith(r: Reachability, statuses: readonly ReachabilityStatus[]): UniqueAddress[] {
   // distinct first (a crashed node has a row per observer: after a failure wave about ten
   // rows per subject), then only the distinct subjects sorted
-  const distinct = new Map<string, UniqueAddress>();
+  // by object first (rows of one subject share its node object), then by node string
+  const objects = new Set<UniqueAddress>();
   const records = r.records;
   for (let i = 0; i < records.length; i++) {
     const rec = records[i] as ReachabilityRecord;
-    if (statuses.includes(rec.status)) {
-      const k = uniqueAddressToString(rec.subject);
-      if (!distinct.has(k)) distinct.set(k, rec.subject);
-    }
+    if (statuses.includes(rec.status)) objects.add(rec.subject);
   }
+  const distinct = new Map<string, UniqueAddress>();
+  objects.forEach((u) => {
+    const k = uniqueAddressToString(u);
+    if (!distinct.has(k)) distinct.set(k, u);
+  });
   const out: UniqueAddress[] = [];
   distinct.forEach((u) => {
     out.push(u);

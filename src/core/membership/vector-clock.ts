@@ -233,6 +233,25 @@ export function compareClocks(a: VectorClock, b: VectorClock): ClockOrdering {
   return ClockOrdering.Same;
 }
 
+/**
+ * True if `entries` (as received: any array of pairs) are exactly the entries of `clock`,
+ * in its order: a received version that is this clock, found without building a clock.
+ */
+export function hasEntries(
+  clock: VectorClock,
+  entries: readonly (readonly [string, number])[],
+): boolean {
+  const own = clock.entries;
+  if (own === entries) return true;
+  if (own.length !== entries.length) return false;
+  for (let i = 0; i < own.length; i++) {
+    const a = own[i] as VectorClockEntry;
+    const b = entries[i] as readonly [string, number];
+    if (a[1] !== b[1] || a[0] !== b[0]) return false;
+  }
+  return true;
+}
+
 /** True if `a` happened strictly before `b`. */
 export function isBefore(a: VectorClock, b: VectorClock): boolean {
   return compareClocks(a, b) === ClockOrdering.Before;

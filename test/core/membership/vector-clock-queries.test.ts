@@ -9,6 +9,7 @@ import {
   clockNodes,
   clockSize,
   emptyVectorClock,
+  hasEntries,
   incrementClock,
   isAfter,
   isBefore,
@@ -78,5 +79,43 @@ describe("vector clock queries", () => {
     expect(() => incrementClock(v({ big: Number.MAX_SAFE_INTEGER }), "big")).toThrow(
       "clock counter overflow for big",
     );
+  });
+
+  it("hasEntries: exactly the clock's entries in its order, nothing else", () => {
+    const c = vectorClockOf({ a: 1, b: 2 });
+    expect(hasEntries(c, c.entries)).toBe(true);
+    expect(
+      hasEntries(c, [
+        ["a", 1],
+        ["b", 2],
+      ]),
+    ).toBe(true);
+    expect(
+      hasEntries(c, [
+        ["a", 1],
+        ["b", 3],
+      ]),
+    ).toBe(false);
+    expect(
+      hasEntries(c, [
+        ["a", 1],
+        ["c", 2],
+      ]),
+    ).toBe(false);
+    expect(
+      hasEntries(c, [
+        ["b", 2],
+        ["a", 1],
+      ]),
+    ).toBe(false);
+    expect(hasEntries(c, [["a", 1]])).toBe(false);
+    expect(
+      hasEntries(c, [
+        ["a", 1],
+        ["b", 2],
+        ["c", 0],
+      ]),
+    ).toBe(false);
+    expect(hasEntries(vectorClockOf({}), [])).toBe(true);
   });
 });

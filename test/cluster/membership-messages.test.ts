@@ -15,7 +15,7 @@ import {
 import { clockKeyOf, gossipOf, membersHashOf } from "../../src/core/membership/gossip.js";
 import { type Member, memberFrom } from "../../src/core/membership/member.js";
 import { nodeOf } from "../../src/core/membership/unique-address.js";
-import { vectorClockOf } from "../../src/core/membership/vector-clock.js";
+import { type VectorClock, vectorClockOf } from "../../src/core/membership/vector-clock.js";
 import { SerializerRegistry } from "../../src/protocol/serializer-registry.js";
 
 const registry = new SerializerRegistry();
@@ -165,6 +165,51 @@ describe("compact gossip status on the wire", () => {
     expect(vectorClockOf(m.version)).toEqual(vectorClockOf(version));
     expect(m.membersHash).toEqual(membersHashOf(members));
     expect(m.seenDigest).toBe(3);
+  });
+
+  it("the receiver's own version comes back as the receiver's own clock entries", () => {
+    // a version of members only, sorted (a clock), held by the receiver
+    const ownVersion = vectorClockOf([
+      [key(0), 2],
+      [key(1), 300],
+      [key(3), 9],
+    ]);
+    const mine = gossipOf({ members, version: ownVersion });
+    const status = (v: VectorClock): MembershipMessage => ({
+      kind: MembershipKind.GossipStatus,
+      version: v.entries,
+      seenDigest: 5,
+      membersHash: membersHashOf(members),
+      compactOn: members,
+    });
+    const decode = (m: MembershipMessage) => {
+      const d = decodeMembershipMessage(
+        registry,
+        MembershipKind.GossipStatus,
+        encodeMembershipMessage(registry, m),
+        mine,
+      );
+      if (d === undefined || d === STALE || d.kind !== MembershipKind.GossipStatus)
+        throw new Error(`not decoded: ${String(d)}`);
+      return d.version;
+    };
+    expect(decode(status(ownVersion))).toBe(ownVersion.entries);
+    // one counter apart, or one entry fewer: a version of its own, as sent
+    for (const other of [
+      vectorClockOf([
+        [key(0), 2],
+        [key(1), 301],
+        [key(3), 9],
+      ]),
+      vectorClockOf([
+        [key(0), 2],
+        [key(3), 9],
+      ]),
+    ]) {
+      const v = decode(status(other));
+      expect(v).not.toBe(ownVersion.entries);
+      expect(v).toEqual(other.entries);
+    }
   });
 
   it("a receiver with another member list, or none: STALE (not bad input)", () => {

@@ -172,6 +172,23 @@ function statusBody(m: StatusMessage, v: readonly unknown[], extra: Body): Body 
   return body;
 }
 
+/**
+ * True if the member-index pairs `vi` (a compact status's version without other keys)
+ * name exactly the entries of `local`'s version, in its order.
+ */
+function isOwnVersion(local: Gossip, vi: readonly number[]): boolean {
+  const entries = local.version.entries;
+  if (entries.length * 2 !== vi.length) return false;
+  const members = local.members;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] as readonly [string, number];
+    const member = members[vi[2 * i] as number];
+    if (member === undefined || e[1] !== vi[2 * i + 1] || e[0] !== clockKeyOf(member.uniqueAddress))
+      return false;
+  }
+  return true;
+}
+
 function decodeStatus(
   registry: SerializerRegistry,
   bytes: Uint8Array,
@@ -196,7 +213,10 @@ function decodeStatus(
   if (m === STALE) return STALE;
   if (m === undefined || m.kind !== MembershipKind.GossipStatus) return undefined;
   // the decoded version and its entries are this decode's own arrays: frozen in place
-  for (const e of m.version) Object.freeze(e);
+  // (indexed: a for-of here allocated an iterator result per entry; our own version's
+  // entries come frozen already)
+  const entries = m.version;
+  if (!Object.isFrozen(entries)) for (let i = 0; i < entries.length; i++) Object.freeze(entries[i]);
   const frozen: StatusMessage = Object.freeze({
     ...m,
     version: Object.freeze(m.version),
@@ -378,11 +398,16 @@ function decodeBody(
         )
           return STALE;
         const members = local.members;
-        version = version.slice();
-        for (let i = 0; i < vi.length; i += 2) {
-          const member = members[vi[i] as number];
-          if (member === undefined) return undefined;
-          version.push([clockKeyOf(member.uniqueAddress), vi[i + 1] as number]);
+        // our own version sent back (the common case): its frozen entries, nothing built
+        if (version.length === 0 && isOwnVersion(local, vi as number[]))
+          version = local.version.entries as [string, number][];
+        else {
+          version = version.slice();
+          for (let i = 0; i < vi.length; i += 2) {
+            const member = members[vi[i] as number];
+            if (member === undefined) return undefined;
+            version.push([clockKeyOf(member.uniqueAddress), vi[i + 1] as number]);
+          }
         }
       }
       return {

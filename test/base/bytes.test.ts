@@ -4,6 +4,8 @@ import {
   BYTE_POOL_CARVE_MAX_BYTES,
   BYTE_POOL_CHUNK_BYTES,
   BytePool,
+  SAME_BYTES_NATIVE_MIN_BYTES,
+  sameBytes,
   utf8WriterOf,
 } from "../../src/base/bytes.js";
 
@@ -74,6 +76,23 @@ describe("base/bytes", () => {
     expect([...b]).toEqual(Array.from({ length: 10 }, (_, i) => i + 10));
     expect(b.buffer).toBe(a.buffer);
     expect(pool.copy(new Uint8Array(0)).length).toBe(0);
+  });
+
+  it("sameBytes: equal contents, short (a loop) and long (native), views included", () => {
+    for (const n of [0, 1, SAME_BYTES_NATIVE_MIN_BYTES - 1, SAME_BYTES_NATIVE_MIN_BYTES, 5_000]) {
+      const a = Uint8Array.from({ length: n }, (_, i) => (i * 7) & 0xff);
+      const inBig = new Uint8Array(n + 10);
+      inBig.set(a, 5);
+      const b = inBig.subarray(5, 5 + n);
+      expect(sameBytes(a, b)).toBe(true);
+      if (n === 0) continue;
+      for (const at of [0, n >> 1, n - 1]) {
+        const c = a.slice();
+        c[at] = ((c[at] as number) + 1) & 0xff;
+        expect(sameBytes(a, c)).toBe(false);
+      }
+      expect(sameBytes(a, a.subarray(0, n - 1))).toBe(false);
+    }
   });
 
   it("utf8WriterOf: writes into the same memory, byte for byte as TextEncoder", () => {

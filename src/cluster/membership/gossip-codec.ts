@@ -20,7 +20,7 @@
  * are interned (`GossipInterner`), so unchanged members of successive gossips are the
  * same objects, which is what lets the machine see by identity that nothing changed.
  */
-import { BytePool } from "../../base/bytes.js";
+import { BytePool, sameBytes } from "../../base/bytes.js";
 import { ShardkitError } from "../../base/errors.js";
 import { murmur3_32 } from "../../base/hash.js";
 import {
@@ -510,12 +510,6 @@ interface DecodedEntry {
 const decoded = new BoundedMap<number, DecodedEntry>(GOSSIP_DECODE_CACHE_ENTRIES);
 /** The copies of the bytes of `decoded` (a bounded FIFO: they pin a chunk or two). */
 const decodedBytes = new BytePool();
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 /**
  * The gossip of `content` and `seen` (InvalidGossipError when malformed). The content

@@ -22,7 +22,7 @@
  * sends the same bytes). Cached messages are frozen and shared.
  */
 
-import { BytePool } from "../../base/bytes.js";
+import { BytePool, sameBytes } from "../../base/bytes.js";
 import { murmur3_32 } from "../../base/hash.js";
 import { clockKeyOf, type Gossip, membersHashOf, sameHash } from "../../core/membership/gossip.js";
 import type { Member } from "../../core/membership/member.js";
@@ -77,12 +77,6 @@ const decodedStatusBytes = new BytePool();
 
 function frozenHash(h: readonly [number, number]): readonly [number, number] {
   return Object.freeze([h[0], h[1]] as const);
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function encodeStatus(registry: SerializerRegistry, m: StatusMessage): Uint8Array {

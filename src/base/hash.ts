@@ -89,6 +89,75 @@ export function murmur3OfString(s: string, seed = 0): number {
 const ASCII_SCRATCH_BYTES = 256;
 const asciiScratch = new Uint8Array(ASCII_SCRATCH_BYTES);
 
+/** A snapshot of a Murmur3Stream: the hash so far, the bytes of a block not yet full. */
+export interface Murmur3Snapshot {
+  readonly h: number;
+  /** The pending bytes, little-endian (at most three). */
+  readonly k: number;
+  readonly pending: number;
+  /** Bytes fed so far. */
+  readonly length: number;
+}
+
+/**
+ * MurmurHash3 x86_32 fed with ASCII strings one after another: `finish()` is murmur3_32
+ * of their concatenated bytes. Its state can be saved (`snapshot`) and taken up again
+ * (`Murmur3Stream.from`), so a hash over a sequence can restart from where a sequence
+ * with the same beginning left off.
+ */
+export class Murmur3Stream {
+  private h: number;
+  private k = 0;
+  private pending = 0;
+  private length = 0;
+
+  constructor(seed = 0) {
+    this.h = seed >>> 0;
+  }
+
+  /** A stream in the state of `s`. */
+  static from(s: Murmur3Snapshot): Murmur3Stream {
+    const m = new Murmur3Stream();
+    m.h = s.h;
+    m.k = s.k;
+    m.pending = s.pending;
+    m.length = s.length;
+    return m;
+  }
+
+  snapshot(): Murmur3Snapshot {
+    return { h: this.h, k: this.k, pending: this.pending, length: this.length };
+  }
+
+  /** Feeds the bytes of `s` if it is all ASCII (true); false, and nothing fed, if not. */
+  feedAscii(s: string): boolean {
+    for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+    let { h, k, pending } = this;
+    for (let i = 0; i < s.length; i++) {
+      k |= s.charCodeAt(i) << (pending * 8);
+      if (++pending === 4) {
+        h ^= murmur3MixK(k);
+        h = rotl32(h, 13);
+        h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+        k = 0;
+        pending = 0;
+      }
+    }
+    this.h = h;
+    this.k = k;
+    this.pending = pending;
+    this.length += s.length;
+    return true;
+  }
+
+  /** murmur3_32 of everything fed (the stream itself is unchanged). */
+  finish(): number {
+    let h = this.h;
+    if (this.pending > 0) h ^= murmur3MixK(this.k);
+    return fmix32(h ^ this.length);
+  }
+}
+
 /** The reused buffer of asciiJoined (it grows to the longest joined string written). */
 let joinedScratch = new Uint8Array(4_096);
 

@@ -4,7 +4,13 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { murmur3_32, murmur3OfJoined, murmur3OfString, utf8Encode } from "../../src/base/hash.js";
+import {
+  Murmur3Stream,
+  murmur3_32,
+  murmur3OfJoined,
+  murmur3OfString,
+  utf8Encode,
+} from "../../src/base/hash.js";
 
 const someString = fc.oneof(
   fc.string({ maxLength: 300 }),
@@ -41,5 +47,39 @@ describe("murmur3OfJoined", () => {
       ),
       { numRuns: 1_000, seed: 43 },
     );
+  });
+});
+
+describe("Murmur3Stream", () => {
+  it("fed ASCII pieces, taken up again from any snapshot: murmur3 of the whole text", () => {
+    const ascii = fc.string({ maxLength: 20 }).map((x) => x.replace(/[^\x20-\x7e]/g, "a"));
+    fc.assert(
+      fc.property(
+        fc.array(ascii, { maxLength: 12 }),
+        fc.nat(12),
+        fc.integer(),
+        (parts, at, seed) => {
+          const stream = new Murmur3Stream(seed);
+          let resumed = stream;
+          parts.forEach((p, i) => {
+            // from piece `at` on, a stream taken up from a snapshot
+            if (i === at) resumed = Murmur3Stream.from(stream.snapshot());
+            expect(stream.feedAscii(p)).toBe(true);
+            if (resumed !== stream) resumed.feedAscii(p);
+          });
+          const expected = murmur3_32(utf8Encode(parts.join("")), seed);
+          expect(stream.finish()).toBe(expected);
+          expect(resumed.finish()).toBe(expected);
+        },
+      ),
+      { numRuns: 1_000, seed: 44 },
+    );
+  });
+
+  it("refuses a string that is not ASCII, and feeds nothing of it", () => {
+    const s = new Murmur3Stream();
+    s.feedAscii("abc");
+    expect(s.feedAscii("dé")).toBe(false);
+    expect(s.finish()).toBe(murmur3OfString("abc"));
   });
 });

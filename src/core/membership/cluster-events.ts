@@ -22,7 +22,7 @@ import {
   type MembershipState,
   roleLeader,
 } from "./membership-state.js";
-import { allUnreachableOrTerminated, type Reachability } from "./reachability.js";
+import { allUnreachableOrTerminated } from "./reachability.js";
 import {
   compareUniqueAddresses,
   type UniqueAddress,

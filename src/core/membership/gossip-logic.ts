@@ -80,7 +80,13 @@
  * Randomness is an input (`RandomSource`), time is an input (`nowMs`); nothing here
  * sends anything: the results say what the driver must send.
  */
-import { asciiJoined, murmur3_32, murmur3OfJoined } from "../../base/hash.js";
+import {
+  asciiJoined,
+  type Murmur3Snapshot,
+  Murmur3Stream,
+  murmur3_32,
+  murmur3OfJoined,
+} from "../../base/hash.js";
 import { type ClusterEvent, diffClusterEvents } from "./cluster-events.js";
 import {
   findMember,
@@ -559,15 +565,76 @@ export function versionHashOf(v: VectorClock): readonly [number, number] {
  */
 const seenDigestMemo = new WeakMap<readonly UniqueAddress[], number>();
 
-/** A digest of the seen set: murmur3 (unsigned 32-bit) of the sorted node strings. */
+/**
+ * A digest of the seen set: murmur3 (unsigned 32-bit) of the sorted node strings joined
+ * by "\n". Per seen list (memoized); computed from the hash state a recent list with the
+ * same first nodes reached there (see DIGEST_CHECKPOINT_NODES).
+ */
 export function seenDigestOf(g: Gossip): number {
   const seen = g.overview.seen;
   let d = seenDigestMemo.get(seen);
   if (d === undefined) {
-    d = murmur3OfJoined(seen.length, (i) => uniqueAddressToString(seen[i] as UniqueAddress), "\n");
+    d = computeSeenDigest(seen);
     seenDigestMemo.set(seen, d);
   }
   return d;
+}
+
+/**
+ * The digest's hash state is kept before every this many nodes of a list. A new seen
+ * list is mostly an older one with a few nodes added (while a version spreads, every
+ * receipt adds some), so its hash restarts from the state the older list had before
+ * the first node where they differ: on average half a list of node strings is not hashed
+ * again. At 1 000 members a digest hashes about 30 KB.
+ */
+export const DIGEST_CHECKPOINT_NODES = 32;
+/** Seen lists (per process) whose hash states a new digest may start from. */
+export const DIGEST_RECENT_LISTS = 8;
+
+interface DigestTrace {
+  readonly seen: readonly UniqueAddress[];
+  /** checkpoints[c]: the state before node c * DIGEST_CHECKPOINT_NODES (and its separator). */
+  readonly checkpoints: readonly Murmur3Snapshot[];
+}
+
+const recentDigests: DigestTrace[] = [];
+let nextDigestSlot = 0;
+
+function computeSeenDigest(seen: readonly UniqueAddress[]): number {
+  // the recent list sharing the longest beginning (by node object)
+  let shared = 0;
+  let from: DigestTrace | undefined;
+  for (let t = 0; t < recentDigests.length; t++) {
+    const trace = recentDigests[t] as DigestTrace;
+    const n = Math.min(trace.seen.length, seen.length);
+    let p = 0;
+    while (p < n && trace.seen[p] === seen[p]) p++;
+    if (p > shared) {
+      shared = p;
+      from = trace;
+    }
+  }
+  const c = Math.min(
+    Math.floor(shared / DIGEST_CHECKPOINT_NODES),
+    from === undefined ? 0 : from.checkpoints.length - 1,
+  );
+  const start = from?.checkpoints[c];
+  const stream = start === undefined ? new Murmur3Stream() : Murmur3Stream.from(start);
+  const checkpoints = start === undefined ? [] : (from as DigestTrace).checkpoints.slice(0, c);
+  for (let i = start === undefined ? 0 : c * DIGEST_CHECKPOINT_NODES; i < seen.length; i++) {
+    if (i % DIGEST_CHECKPOINT_NODES === 0) checkpoints.push(stream.snapshot());
+    const text = uniqueAddressToString(seen[i] as UniqueAddress);
+    if ((i > 0 && !stream.feedAscii("\n")) || !stream.feedAscii(text))
+      // a node string that is not ASCII: the whole text, encoded (not kept as a trace)
+      return murmur3OfJoined(
+        seen.length,
+        (j) => uniqueAddressToString(seen[j] as UniqueAddress),
+        "\n",
+      );
+  }
+  recentDigests[nextDigestSlot] = { seen, checkpoints };
+  nextDigestSlot = (nextDigestSlot + 1) % DIGEST_RECENT_LISTS;
+  return stream.finish();
 }
 
 /**

@@ -5,6 +5,7 @@
  * gossip keeping both seen sets, a concurrent gossip answered while exiting tasks run, the
  * seen digest's exact input, and a status digest from an unreachable sender.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { murmur3OfString } from "../../../src/base/hash.js";
 import {
@@ -29,7 +30,11 @@ import {
 import { memberFrom } from "../../../src/core/membership/member.js";
 import { membershipStateOf } from "../../../src/core/membership/membership-state.js";
 import { emptyReachability, markUnreachable } from "../../../src/core/membership/reachability.js";
-import { nodeOf, type UniqueAddress } from "../../../src/core/membership/unique-address.js";
+import {
+  nodeOf,
+  type UniqueAddress,
+  uniqueAddressToString,
+} from "../../../src/core/membership/unique-address.js";
 import { vectorClockOf } from "../../../src/core/membership/vector-clock.js";
 
 const n = (host: string) => nodeOf("shardkit", "sys", host, 2552, 1);
@@ -134,6 +139,39 @@ describe("gossip logic cases", () => {
     // the same number of seen nodes, other nodes: another digest
     const h = gossipOf({ members: [up(a), up(b), up(c)], seen: [b, a] });
     expect(seenDigestOf(g)).not.toBe(seenDigestOf(h));
+  });
+
+  it("digests each of a run of seen lists, sharing first nodes or not, like the joined text", () => {
+    // seenDigestOf restarts from the hash state of a recent list with the same first nodes
+    // (every DIGEST_CHECKPOINT_NODES nodes): each digest must still be the joined text's
+    const pool = Array.from({ length: 150 }, (_, i) =>
+      nodeOf("shardkit", "sys", `n${String(i).padStart(3, "0")}`, 2552, 1),
+    );
+    const members = pool.map(up);
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.nat(pool.length - 1), { maxLength: 40 }), {
+          minLength: 1,
+          maxLength: 30,
+        }),
+        (steps) => {
+          // each list: the previous one with some nodes added (or, every third, removed)
+          let seen = new Set<number>();
+          steps.forEach((change, k) => {
+            seen = new Set(seen);
+            for (const i of change)
+              if (k % 3 === 2) seen.delete(i);
+              else seen.add(i);
+            const nodes = [...seen].sort((x, y) => x - y).map((i) => pool[i] as UniqueAddress);
+            const g = gossipOf({ members, seen: nodes });
+            expect(seenDigestOf(g)).toBe(
+              murmur3OfString(nodes.map((n) => uniqueAddressToString(n)).join("\n")),
+            );
+          });
+        },
+      ),
+      { numRuns: 200, seed: 7 },
+    );
   });
 
   it("ignores a status digest from a sender self observes as unreachable", () => {

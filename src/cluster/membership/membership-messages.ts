@@ -173,14 +173,25 @@ function statusBody(m: StatusMessage, v: readonly unknown[], extra: Body): Body 
 function isOwnVersion(local: Gossip, vi: readonly number[]): boolean {
   const entries = local.version.entries;
   if (entries.length * 2 !== vi.length) return false;
-  const members = local.members;
+  const keys = clockKeysOf(local.members);
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i] as readonly [string, number];
-    const member = members[vi[2 * i] as number];
-    if (member === undefined || e[1] !== vi[2 * i + 1] || e[0] !== clockKeyOf(member.uniqueAddress))
-      return false;
+    const k = keys[vi[2 * i] as number];
+    if (k === undefined || e[1] !== vi[2 * i + 1] || e[0] !== k) return false;
   }
   return true;
+}
+
+/** The clock key of each member, in member order, per member list (lists are immutable). */
+const memberClockKeys = new WeakMap<readonly Member[], readonly string[]>();
+
+function clockKeysOf(members: readonly Member[]): readonly string[] {
+  let keys = memberClockKeys.get(members);
+  if (keys === undefined) {
+    keys = members.map((m) => clockKeyOf(m.uniqueAddress));
+    memberClockKeys.set(members, keys);
+  }
+  return keys;
 }
 
 function decodeStatus(

@@ -568,13 +568,15 @@ const seenDigestMemo = new WeakMap<readonly UniqueAddress[], number>();
 /**
  * A digest of the seen set: murmur3 (unsigned 32-bit) of the sorted node strings joined
  * by "\n". Per seen list (memoized); computed from the hash state a recent list with the
- * same first nodes reached there (see DIGEST_CHECKPOINT_NODES).
+ * same first nodes reached there (see DIGEST_CHECKPOINT_NODES), such as the last list
+ * digested for `holder` (the node whose view it is: its next list is mostly its last one
+ * with some nodes added).
  */
-export function seenDigestOf(g: Gossip): number {
+export function seenDigestOf(g: Gossip, holder?: UniqueAddress): number {
   const seen = g.overview.seen;
   let d = seenDigestMemo.get(seen);
   if (d === undefined) {
-    d = computeSeenDigest(seen);
+    d = computeSeenDigest(seen, holder);
     seenDigestMemo.set(seen, d);
   }
   return d;
@@ -599,13 +601,17 @@ interface DigestTrace {
 
 const recentDigests: DigestTrace[] = [];
 let nextDigestSlot = 0;
+/** The last list digested per holder (weak: a node's entry goes with it). */
+const holderDigests = new WeakMap<UniqueAddress, DigestTrace>();
 
-function computeSeenDigest(seen: readonly UniqueAddress[]): number {
+function computeSeenDigest(seen: readonly UniqueAddress[], holder?: UniqueAddress): number {
   // the recent list sharing the longest beginning (by node object)
   let shared = 0;
   let from: DigestTrace | undefined;
-  for (let t = 0; t < recentDigests.length; t++) {
-    const trace = recentDigests[t] as DigestTrace;
+  const own = holder === undefined ? undefined : holderDigests.get(holder);
+  for (let t = -1; t < recentDigests.length; t++) {
+    const trace = t < 0 ? own : recentDigests[t];
+    if (trace === undefined) continue;
     const n = Math.min(trace.seen.length, seen.length);
     let p = 0;
     while (p < n && trace.seen[p] === seen[p]) p++;
@@ -632,8 +638,10 @@ function computeSeenDigest(seen: readonly UniqueAddress[]): number {
         "\n",
       );
   }
-  recentDigests[nextDigestSlot] = { seen, checkpoints };
+  const trace = { seen, checkpoints };
+  recentDigests[nextDigestSlot] = trace;
   nextDigestSlot = (nextDigestSlot + 1) % DIGEST_RECENT_LISTS;
+  if (holder !== undefined) holderDigests.set(holder, trace);
   return stream.finish();
 }
 
@@ -647,7 +655,11 @@ export function gossipStatusOf(
   hashed = false,
 ): GossipStatus {
   const g = state.latestGossip;
-  const status = { from: state.selfUniqueAddress, version: g.version, seenDigest: seenDigestOf(g) };
+  const status = {
+    from: state.selfUniqueAddress,
+    version: g.version,
+    seenDigest: seenDigestOf(g, state.selfUniqueAddress),
+  };
   const h = hashed ? { ...status, versionHash: versionHashOf(g.version) } : status;
   return withSeen ? { ...h, seen: seenBitsOf(g) } : h;
 }
@@ -738,7 +750,7 @@ function receiveSameVersionStatus(
   const local = state.latestGossip;
   const theirs = status.seen;
   if (theirs === undefined || !isSeenBitsOf(local, theirs))
-    return status.seenDigest === seenDigestOf(local)
+    return status.seenDigest === seenDigestOf(local, state.selfUniqueAddress)
       ? { type: "none" }
       : { type: "send-seen", to: status.from, state: undefined, compact };
   const merged = withSeenBits(local, theirs);

@@ -29,6 +29,9 @@ export interface UniqueAddress {
 
 const UID_RE = /^(.*)#(-?\d+)$/;
 
+/** Where uniqueAddressOf keeps a node's canonical string (see uniqueAddressToString). */
+const CANONICAL: unique symbol = Symbol("canonical node string");
+
 /** A frozen UniqueAddress; throws InvalidAddressError when uid is not a safe integer. */
 export function uniqueAddressOf(address: Address, uid: number): UniqueAddress {
   if (!Number.isSafeInteger(uid))
@@ -36,7 +39,11 @@ export function uniqueAddressOf(address: Address, uid: number): UniqueAddress {
       `${addressToString(address)}#${uid}`,
       "uid must be a safe integer",
     );
-  return Object.freeze({ address, uid });
+  const node = { address, uid };
+  // its canonical string, built once, as a property that is neither enumerable nor named
+  // (equality, JSON and structured clones see only address and uid)
+  Object.defineProperty(node, CANONICAL, { value: `${addressToString(address)}#${uid}` });
+  return Object.freeze(node);
 }
 
 /** Shorthand: a UniqueAddress from its parts. */
@@ -51,15 +58,18 @@ export function nodeOf(
 }
 
 /**
- * Canonical strings already built, per UniqueAddress object. A UniqueAddress is frozen,
- * so its string never changes; the WeakMap holds no address alive (its bound is the set
- * of live UniqueAddress objects). The string is the key of most maps and sets of the
- * membership model, built several times per member per gossip and per tick otherwise.
+ * Canonical strings already built, per UniqueAddress object not made by uniqueAddressOf
+ * (which keeps the string on the node itself: a property load instead of a WeakMap
+ * lookup, asked millions of times per second by a large simulation). A UniqueAddress is
+ * frozen, so its string never changes; the WeakMap holds no address alive. The string is
+ * the key of most maps and sets of the membership model.
  */
 const canonicalStrings = new WeakMap<UniqueAddress, string>();
 
 /** Canonical string form `protocol://system@host:port#uid`; usable as a map key. */
 export function uniqueAddressToString(node: UniqueAddress): string {
+  const own = (node as { readonly [CANONICAL]?: string })[CANONICAL];
+  if (own !== undefined) return own;
   let s = canonicalStrings.get(node);
   if (s === undefined) {
     s = `${addressToString(node.address)}#${node.uid}`;

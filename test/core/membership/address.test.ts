@@ -87,4 +87,19 @@ describe("address and unique address", () => {
       }),
     );
   });
+
+  it("keeps a node's canonical string out of sight: keys, JSON and equality see address and uid", () => {
+    const node = nodeOf("shardkit", "s", "h", 1, 7);
+    expect(Object.keys(node)).toEqual(["address", "uid"]);
+    expect(JSON.parse(JSON.stringify(node))).toEqual({
+      address: { protocol: "shardkit", system: "s", host: "h", port: 1 },
+      uid: 7,
+    });
+    expect(structuredClone(node)).toEqual(node);
+    // a node built as a plain object (no kept string) has the same canonical string
+    const literal = { address: node.address, uid: 7 };
+    expect(node).toEqual(literal);
+    expect(uniqueAddressToString(literal)).toBe("shardkit://s@h:1#7");
+    expect(uniqueAddressToString(node)).toBe("shardkit://s@h:1#7");
+  });
 });

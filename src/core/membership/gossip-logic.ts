@@ -113,12 +113,15 @@ import {
   type MembershipState,
 } from "./membership-state.js";
 import {
+  allUnreachableOrTerminated,
   isReachableBy,
   isUnreachableOrTerminated,
   type Reachability,
+  type ReachabilityRecord,
   ReachabilityStatus,
   recordsFrom,
 } from "./reachability.js";
+import { sameElements } from "./sorted-array.js";
 import {
   type UniqueAddress,
   uniqueAddressEquals,
@@ -219,6 +222,9 @@ interface ValidPartners {
   readonly members: readonly Member[];
   readonly reachability: Reachability;
   readonly selfDc: string;
+  /** What the walk excluded: the unreachable/terminated nodes, and self's own rows' subjects. */
+  readonly unreachable: readonly UniqueAddress[];
+  readonly fromSelf: readonly UniqueAddress[];
   /** Valid partners in member order, and each one's index in the member list. */
   readonly nodes: readonly UniqueAddress[];
   readonly indices: readonly number[];
@@ -249,11 +255,28 @@ function validPartnersOf(state: MembershipState): ValidPartners {
   // observes as one set (not a search of the table per member), the member itself from
   // the walk (not a search of the member list)
   const self = state.selfUniqueAddress;
-  const notReachableFromSelf = new Set<string>();
-  for (const rec of recordsFrom(reachability, self))
-    if (rec.status !== ReachabilityStatus.Reachable)
-      notReachableFromSelf.add(uniqueAddressToString(rec.subject));
+  const fromSelf: UniqueAddress[] = [];
+  const selfRows = recordsFrom(reachability, self);
+  for (let i = 0; i < selfRows.length; i++) {
+    const rec = selfRows[i] as ReachabilityRecord;
+    if (rec.status !== ReachabilityStatus.Reachable) fromSelf.push(rec.subject);
+  }
   const dcReachability = dcReachabilityExcludingDownedObservers(state);
+  const unreachable = allUnreachableOrTerminated(dcReachability);
+  // a new table that excludes the same nodes (while a crash's observations spread, most
+  // new rows are about nodes already unreachable): the same partners
+  if (
+    memo !== undefined &&
+    memo.members === g.members &&
+    memo.selfDc === state.selfDc &&
+    sameElements(memo.unreachable, unreachable) &&
+    sameElements(memo.fromSelf, fromSelf)
+  ) {
+    const same = { ...memo, reachability };
+    validPartnersMemo.set(self, same);
+    return same;
+  }
+  const notReachableFromSelf = new Set<string>(fromSelf.map(uniqueAddressToString));
   const nodes: UniqueAddress[] = [];
   const indices: number[] = [];
   g.members.forEach((m, i) => {
@@ -272,6 +295,8 @@ function validPartnersOf(state: MembershipState): ValidPartners {
     members: g.members,
     reachability,
     selfDc: state.selfDc,
+    unreachable,
+    fromSelf,
     nodes,
     indices,
   };

@@ -28,8 +28,16 @@ import {
   selectGossipTarget,
 } from "../../../src/core/membership/gossip-logic.js";
 import { memberFrom } from "../../../src/core/membership/member.js";
-import { membershipStateOf } from "../../../src/core/membership/membership-state.js";
-import { emptyReachability, markUnreachable } from "../../../src/core/membership/reachability.js";
+import {
+  membershipStateOf,
+  validNodeForGossip,
+} from "../../../src/core/membership/membership-state.js";
+import {
+  emptyReachability,
+  markReachable,
+  markTerminated,
+  markUnreachable,
+} from "../../../src/core/membership/reachability.js";
 import {
   nodeOf,
   type UniqueAddress,
@@ -173,6 +181,84 @@ describe("gossip logic cases", () => {
       ),
       { numRuns: 200, seed: 7 },
     );
+  });
+
+  it("gossip partners over successive tables of one member list are the valid gossip nodes", () => {
+    // a node's partners are kept while the nodes a new table excludes stay the same: each
+    // must still be exactly the members validNodeForGossip accepts, in member order
+    const nodes = ["a", "b", "c", "d", "e", "f"].map(n);
+    const members = nodes.map((x, i) =>
+      memberFrom({ uniqueAddress: x, status: i === 5 ? "down" : "up", upNumber: 1 }),
+    );
+    const base = gossipOf({ members });
+    const partnersOf = (s: ReturnType<typeof membershipStateOf>) => {
+      const out: UniqueAddress[] = [];
+      let count = 0;
+      const draw = (k: number) => ({
+        next: () => 0.99, // no preference for a different view: any valid partner
+        nextInt: (max: number) => {
+          count = max;
+          return k;
+        },
+      });
+      const first = selectGossipTarget(s, draw(0), options);
+      if (first === undefined) return out;
+      for (let k = 0; k < count; k++)
+        out.push((selectGossipTarget(s, draw(k), options) as { node: UniqueAddress }).node);
+      return out;
+    };
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.array(
+            fc.tuple(
+              fc.nat(5),
+              fc.nat(5),
+              fc.constantFrom("unreachable", "terminated", "reachable"),
+            ),
+            { maxLength: 6 },
+          ),
+          { minLength: 1, maxLength: 8 },
+        ),
+        fc.nat(5), // f, the down member, too: its own rows count only for itself
+        (tables, selfAt) => {
+          const self = nodes[selfAt] as UniqueAddress;
+          let r = emptyReachability;
+          for (const marks of tables) {
+            for (const [o, sub, st] of marks) {
+              if (o === sub) continue;
+              const [ob, su] = [nodes[o] as UniqueAddress, nodes[sub] as UniqueAddress];
+              r =
+                st === "unreachable"
+                  ? markUnreachable(r, ob, su)
+                  : st === "terminated"
+                    ? markTerminated(r, ob, su)
+                    : markReachable(r, ob, su);
+            }
+            // one member list (as a node's successive gossips share it)
+            const g = withReachability(base, r);
+            const s = membershipStateOf({ latestGossip: g, selfUniqueAddress: self });
+            expect(partnersOf(s)).toEqual(
+              g.members.map((m) => m.uniqueAddress).filter((x) => validNodeForGossip(s, x)),
+            );
+          }
+        },
+      ),
+      { numRuns: 300, seed: 11 },
+    );
+    // a down self: its own rows leave the in-DC table but still rule out its partners
+    const f = nodes[5] as UniqueAddress;
+    const [na, nb] = [nodes[0] as UniqueAddress, nodes[1] as UniqueAddress];
+    const r1 = markUnreachable(emptyReachability, f, na);
+    const r2 = markReachable(r1, f, na);
+    const viewOf = (r: typeof r1) =>
+      membershipStateOf({
+        latestGossip: gossipOf({ members, reachability: r }),
+        selfUniqueAddress: f,
+      });
+    expect(partnersOf(viewOf(r1))).not.toContainEqual(na);
+    expect(partnersOf(viewOf(r2))).toContainEqual(na);
+    expect(partnersOf(viewOf(r2))).toContainEqual(nb);
   });
 
   it("ignores a status digest from a sender self observes as unreachable", () => {

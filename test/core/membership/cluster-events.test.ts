@@ -39,6 +39,7 @@ import {
   type UniqueAddress,
   uniqueAddressToString,
 } from "../../../src/core/membership/unique-address.js";
+import { withMarks } from "./reachability-marks.js";
 
 const n = (host: string) => nodeOf("shardkit", "sys", host, 2552, 1);
 const [a, b, c, d] = [n("a"), n("b"), n("c"), n("d")] as const;
@@ -234,20 +235,7 @@ describe("cluster events", () => {
         fc.nat(6),
         (dcs, marks1, marks2, self1, self2) => {
           const members = nodes.map((x, i) => m(x, "up", { dataCenter: dcs[i] }));
-          const tableOf = (marks: typeof marks1) => {
-            let r: Reachability = emptyReachability;
-            for (const [o, sub, st] of marks) {
-              const [ob, su] = [nodes[o] as UniqueAddress, nodes[sub] as UniqueAddress];
-              if (o === sub) continue;
-              r =
-                st === "unreachable"
-                  ? markUnreachable(r, ob, su)
-                  : st === "terminated"
-                    ? markTerminated(r, ob, su)
-                    : markReachable(r, ob, su);
-            }
-            return r;
-          };
+          const tableOf = (marks: typeof marks1) => withMarks(emptyReachability, nodes, marks);
           const g1 = gossipOf({ members, reachability: tableOf(marks1) });
           const g2 = gossipOf({ members, reachability: tableOf(marks2) });
           const selfOf = (i: number) => nodes[i] as UniqueAddress;

@@ -35,7 +35,6 @@ import {
 import {
   emptyReachability,
   markReachable,
-  markTerminated,
   markUnreachable,
 } from "../../../src/core/membership/reachability.js";
 import {
@@ -44,6 +43,7 @@ import {
   uniqueAddressToString,
 } from "../../../src/core/membership/unique-address.js";
 import { vectorClockOf } from "../../../src/core/membership/vector-clock.js";
+import { withMarks } from "./reachability-marks.js";
 
 const n = (host: string) => nodeOf("shardkit", "sys", host, 2552, 1);
 const [a, b, c, d] = [n("a"), n("b"), n("c"), n("d")] as const;
@@ -225,16 +225,7 @@ describe("gossip logic cases", () => {
           const self = nodes[selfAt] as UniqueAddress;
           let r = emptyReachability;
           for (const marks of tables) {
-            for (const [o, sub, st] of marks) {
-              if (o === sub) continue;
-              const [ob, su] = [nodes[o] as UniqueAddress, nodes[sub] as UniqueAddress];
-              r =
-                st === "unreachable"
-                  ? markUnreachable(r, ob, su)
-                  : st === "terminated"
-                    ? markTerminated(r, ob, su)
-                    : markReachable(r, ob, su);
-            }
+            r = withMarks(r, nodes, marks);
             // one member list (as a node's successive gossips share it)
             const g = withReachability(base, r);
             const s = membershipStateOf({ latestGossip: g, selfUniqueAddress: self });

@@ -16,9 +16,10 @@
  * set is what changes most often: while a version spreads, every node marks it, and the
  * content stays the same. So one content is encoded once for all targets and seen sets
  * (`encodeGossip`), and a receiver decodes content it decoded a moment ago only once
- * (`decodeGossip` keeps the last GOSSIP_DECODE_CACHE_ENTRIES contents). Decoded nodes and members
- * are interned (`GossipInterner`), so unchanged members of successive gossips are the
- * same objects, which is what lets the machine see by identity that nothing changed.
+ * (`decodeGossip` keeps the last GOSSIP_DECODE_CACHE_ENTRIES contents). Decoded nodes and
+ * members are interned (`GossipInterner`, gossip-interner.ts), so unchanged members of
+ * successive gossips are the same objects, which is what lets the machine see by
+ * identity that nothing changed.
  */
 import { BytePool, sameBytes } from "../../base/bytes.js";
 import { ShardkitError } from "../../base/errors.js";
@@ -33,7 +34,7 @@ import {
   type Tombstone,
   withSeenBits,
 } from "../../core/membership/gossip.js";
-import { type Member, memberFrom } from "../../core/membership/member.js";
+import type { Member } from "../../core/membership/member.js";
 import { isMemberStatus } from "../../core/membership/member-status.js";
 import {
   type ObserverVersion,
@@ -41,19 +42,18 @@ import {
   ReachabilityStatus,
   reachabilityOf,
 } from "../../core/membership/reachability.js";
-import {
-  parseUniqueAddress,
-  type UniqueAddress,
-  uniqueAddressToString,
-} from "../../core/membership/unique-address.js";
-import { type VectorClockEntry, vectorClockOf } from "../../core/membership/vector-clock.js";
+import { type UniqueAddress, uniqueAddressToString } from "../../core/membership/unique-address.js";
+import { vectorClockOf } from "../../core/membership/vector-clock.js";
 import { createMsgpackSerializer } from "../../protocol/msgpack-serializer.js";
 import {
   type GossipContentParts,
   readGossipContent,
   writeGossipContent,
 } from "./gossip-content-wire.js";
+import { BoundedMap, GossipInterner } from "./gossip-interner.js";
 import { NOT_CANONICAL } from "./gossip-message-wire.js";
+
+export { GOSSIP_INTERN_ENTRIES_MAX, GossipInterner } from "./gossip-interner.js";
 
 export class InvalidGossipError extends ShardkitError {
   constructor(detail: string) {
@@ -85,152 +85,11 @@ export interface WireGossip {
 }
 
 /**
- * Bound of each interning table (nodes and members, per process): enough for the nodes
- * of several 1 000-member clusters and their tombstones in one simulator. When a table
- * is full its oldest entry goes; an evicted entry only costs a parse on its next use.
- */
-export const GOSSIP_INTERN_ENTRIES_MAX = 16_384;
-
-/**
  * Decoded gossips kept by content (per process). A gossip broadcast reaches every member
  * with the same bytes, and in the simulator all members share this process; a few
  * dozen recent gossips cover one gossip round. Each entry holds its bytes (O(N)).
  */
 export const GOSSIP_DECODE_CACHE_ENTRIES = 32;
-
-/** Bounded FIFO map: when full, the oldest entry is dropped. */
-class BoundedMap<K, V> {
-  private readonly map = new Map<K, V>();
-  constructor(readonly max: number) {}
-  get(k: K): V | undefined {
-    return this.map.get(k);
-  }
-  set(k: K, v: V): void {
-    if (!this.map.has(k) && this.map.size >= this.max) {
-      const oldest = this.map.keys().next();
-      if (oldest.done !== true) this.map.delete(oldest.value);
-    }
-    this.map.set(k, v);
-  }
-  get size(): number {
-    return this.map.size;
-  }
-  clear(): void {
-    this.map.clear();
-  }
-}
-
-/**
- * Interning of decoded nodes and members: the same string decodes to the same frozen
- * UniqueAddress, and a member whose fields did not change to the same Member object.
- * Both tables are bounded by `maxEntries` (oldest out first).
- */
-export class GossipInterner {
-  private readonly nodes: BoundedMap<string, UniqueAddress>;
-  private readonly members: BoundedMap<string, Member>;
-
-  private readonly rows = new WeakMap<UniqueAddress, WeakMap<UniqueAddress, ReachabilityRecord>>();
-  private readonly versions = new WeakMap<UniqueAddress, ObserverVersion>();
-  private readonly clockEntries: BoundedMap<string, VectorClockEntry>;
-
-  constructor(maxEntries = GOSSIP_INTERN_ENTRIES_MAX) {
-    this.nodes = new BoundedMap(maxEntries);
-    this.members = new BoundedMap(maxEntries);
-    this.clockEntries = new BoundedMap(maxEntries);
-  }
-
-  /** The node of `text` (parsed once; InvalidAddressError when malformed). */
-  node(text: string): UniqueAddress {
-    let n = this.nodes.get(text);
-    if (n === undefined) {
-      n = parseUniqueAddress(text);
-      this.nodes.set(text, n);
-    }
-    return n;
-  }
-
-  /** The member of `node` with these fields (memberFrom validates a new one). */
-  member(
-    node: UniqueAddress,
-    status: Member["status"],
-    roles: readonly string[],
-    appVersion: string,
-    dataCenter: string,
-    upNumber: number,
-  ): Member {
-    const k = uniqueAddressToString(node);
-    const old = this.members.get(k);
-    if (
-      old !== undefined &&
-      old.uniqueAddress === node &&
-      old.status === status &&
-      old.appVersion === appVersion &&
-      old.dataCenter === dataCenter &&
-      old.upNumber === upNumber &&
-      sameStrings(old.roles, roles)
-    )
-      return old;
-    const m = memberFrom({ uniqueAddress: node, status, roles, appVersion, dataCenter, upNumber });
-    this.members.set(k, m);
-    return m;
-  }
-
-  /**
-   * The reachability row with these fields: the last one decoded for this observer and
-   * subject when its status and version are the same. While a crash's observations
-   * spread, every gossip carries hundreds of rows that the receiver's table mostly holds
-   * already; shared rows are not allocated again, and a merged table keeps the objects
-   * it already had (each node's table lives until its next change, long enough for
-   * fresh rows to be promoted and collected by full collections). Weak by node, like
-   * every table here: a node's entries go with it.
-   */
-  row(
-    observer: UniqueAddress,
-    subject: UniqueAddress,
-    status: ReachabilityRecord["status"],
-    version: number,
-  ): ReachabilityRecord {
-    let bySubject = this.rows.get(observer);
-    if (bySubject === undefined) {
-      bySubject = new WeakMap();
-      this.rows.set(observer, bySubject);
-    }
-    const old = bySubject.get(subject);
-    if (old !== undefined && old.status === status && old.version === version) return old;
-    const r: ReachabilityRecord = Object.freeze({ observer, subject, status, version });
-    bySubject.set(subject, r);
-    return r;
-  }
-
-  /** The observer version with these fields (the last one of this observer, as `row`). */
-  observerVersion(observer: UniqueAddress, version: number): ObserverVersion {
-    const old = this.versions.get(observer);
-    if (old !== undefined && old.version === version) return old;
-    const v: ObserverVersion = Object.freeze({ observer, version });
-    this.versions.set(observer, v);
-    return v;
-  }
-
-  /** The clock entry of `key` with `counter` (the last one of this key, as `row`). */
-  clockEntry(key: string, counter: number): VectorClockEntry {
-    const old = this.clockEntries.get(key);
-    if (old !== undefined && old[1] === counter) return old;
-    const e: VectorClockEntry = Object.freeze([key, counter] as const);
-    this.clockEntries.set(key, e);
-    return e;
-  }
-
-  /** Entries held: nodes, members (each at most maxEntries). */
-  get sizes(): { nodes: number; members: number } {
-    return { nodes: this.nodes.size, members: this.members.size };
-  }
-}
-
-function sameStrings(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 /** The process-wide interner of the codec. */
 const interner = new GossipInterner();

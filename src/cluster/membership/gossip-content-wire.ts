@@ -34,6 +34,7 @@ import {
 import { type UniqueAddress, uniqueAddressToString } from "../../core/membership/unique-address.js";
 import type { VectorClockEntry } from "../../core/membership/vector-clock.js";
 import { packNumber, packString } from "../../protocol/msgpack-fast-pack.js";
+import type { GossipInterner } from "./gossip-interner.js";
 import { NOT_CANONICAL } from "./gossip-message-wire.js";
 
 // ------------------------------------------------------------------ writing
@@ -347,30 +348,6 @@ export interface GossipContentParts {
   readonly tombstones: readonly Tombstone[];
 }
 
-/**
- * What the reader interns through (gossip-codec.ts GossipInterner, which the general
- * decoder uses too: both paths give the same objects).
- */
-export interface ContentInterner {
-  node(text: string): UniqueAddress;
-  member(
-    node: UniqueAddress,
-    status: Member["status"],
-    roles: readonly string[],
-    appVersion: string,
-    dataCenter: string,
-    upNumber: number,
-  ): Member;
-  row(
-    observer: UniqueAddress,
-    subject: UniqueAddress,
-    status: ReachabilityRecord["status"],
-    version: number,
-  ): ReachabilityRecord;
-  observerVersion(observer: UniqueAddress, version: number): ObserverVersion;
-  clockEntry(key: string, counter: number): VectorClockEntry;
-}
-
 /** Thrown inside the reader for any layout it leaves to the general decoder. */
 class NotCanonical {}
 const NOT_MINE = new NotCanonical();
@@ -523,7 +500,7 @@ const REACHABILITY_STATUSES: ReadonlySet<string> = new Set(Object.values(Reachab
 export function readGossipContent(
   content: Uint8Array,
   localMembers: readonly Member[] | undefined,
-  interner: ContentInterner,
+  interner: GossipInterner,
 ): GossipContentParts | typeof NOT_CANONICAL {
   bytes = content;
   pos = 0;
@@ -540,7 +517,7 @@ export function readGossipContent(
 
 function readContent(
   localMembers: readonly Member[] | undefined,
-  interner: ContentInterner,
+  interner: GossipInterner,
 ): GossipContentParts {
   if (bytes.length < 3 || bytes[0] !== 0xde || bytes[1] !== 0) throw NOT_MINE;
   const keys = bytes[2];

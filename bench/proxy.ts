@@ -13,6 +13,8 @@
  *
  * - sharding.proxy.ask.c64.throughput / .c64.p50.us / .c64.p99.us: 64 loops;
  * - sharding.proxy.ask.c1.throughput / .c1.p50.us: 1 loop (the same cluster, after c64);
+ *   `.c1.cpu.proxy.us` / `.c1.cpu.members.us`: its CPU per ask (the rest of its latency is
+ *   waiting: wake-ups and the socket, compare remote.floor.roundtrip.p50.us);
  * - sharding.proxy.ask.persisted.c64.throughput / .persisted.c64.p99.us: 64 loops, the
  *   Counter event-sourced (one event per Increment, persisted before the reply) on SQLite,
  *   one file shared by both members (a fresh cluster and file), `synchronous: "normal"`
@@ -556,6 +558,7 @@ function reportCost(
   after: readonly Usage[],
   report: (m: Metric) => void,
   serverUs?: number,
+  ceiling = true,
 ): void {
   const d = (i: number, k: keyof Usage) => (after[i] as Usage)[k] - (before[i] as Usage)[k];
   // index 0: the proxy; 1 and 2: the members
@@ -581,6 +584,7 @@ function reportCost(
       unit: "µs/ask",
       note: "the local PostgreSQL server's CPU per ask (its processes, from /proc)",
     });
+  if (!ceiling) return;
   report({
     metric: `${prefix}.cpu.ceiling`,
     value: (availableParallelism() * 1_000_000) / allUs,
@@ -738,7 +742,11 @@ export const proxyGroup: BenchGroup = {
         if (wants("sharding.proxy.ask.c1")) {
           // without the c64 part first, the entities are activated here
           const warm = wants("sharding.proxy.ask.c64") ? C1_WARMUP_MS : WARMUP_MS;
-          const r = await run(proxy, 1, warm, MEASURE_MS);
+          await run(proxy, 1, warm, 0);
+          const all = [proxy, ...members];
+          const before = await Promise.all(all.map(usageOf));
+          const r = await run(proxy, 1, 0, MEASURE_MS);
+          const after = await Promise.all(all.map(usageOf));
           report({
             metric: "sharding.proxy.ask.c1.throughput",
             value: throughputOf(r),
@@ -746,6 +754,9 @@ export const proxyGroup: BenchGroup = {
             note: noteOf(r, "1 ask in flight", warm),
           });
           report({ metric: "sharding.proxy.ask.c1.p50.us", value: r.p50us, unit: "µs" });
+          // one ask at a time: the CPU it costs against its latency (the rest is waiting:
+          // wake-ups and the socket between the processes); no ceiling, nothing is busy
+          reportCost("sharding.proxy.ask.c1", r.asks, before, after, report, undefined, false);
         }
       });
     if (wantsOnRequest("sharding.proxy.ask.persisted.memory")) {

@@ -12,6 +12,13 @@
  * - remote.floor.receiver.cpu.ns / remote.floor.sender.cpu.ns: CPU time (user + system)
  *   of each process per message.
  *
+ * - remote.floor.roundtrip.p50.us / remote.floor.roundtrip.p99.us: the same framing, one
+ *   message outstanding: the sender writes one `{ t: "q", n }` and waits for the receiver's
+ *   `{ t: "r", n }` (decoded, answered at once) before the next; ROUNDTRIP_SAMPLES round
+ *   trips after ROUNDTRIP_WARMUP. What two wake-ups and four socket calls cost on this
+ *   machine: the floor for remote.ask.p50.us and sharding.proxy.ask.c1.p50.us (one round
+ *   trip each), which on a virtual machine moves from session to session.
+ *
  * Compare with remote.tell.throughput and remote.tell.*.cpu.ns: what shardkit adds on
  * top of the codec and the socket (envelopes, recipient lookup, actor delivery).
  */
@@ -19,7 +26,7 @@ import { createConnection, createServer, type Socket } from "node:net";
 import { Packr, Unpackr } from "msgpackr";
 import { MSGPACKR_OPTIONS } from "../src/protocol/msgpack-serializer.js";
 import { type Child, kill, spawnNode, waitFor } from "../test/support/child-process.js";
-import { type BenchGroup, reportStreamRuns, type StreamRun } from "./harness.js";
+import { type BenchGroup, percentile, reportStreamRuns, type StreamRun } from "./harness.js";
 
 const CHILD_ENV = "SHARDKIT_BENCH_FLOOR_CHILD";
 const PAYLOAD = "x".repeat(80);
@@ -28,13 +35,25 @@ const RUN_MS = 1_500;
 const RUNS = 3;
 const START_TIMEOUT_MS = 20_000;
 const RUN_TIMEOUT_MS = 60_000;
+const ROUNDTRIP_SAMPLES = 20_000;
+const ROUNDTRIP_WARMUP = 2_000;
 /** Length prefix of the end marker (no message is this long). */
 const END_MARKER = 0xffff_ffff;
 
 // ------------------------------------------------------------------ receiver (child)
 
+/** One message behind its 4-byte length prefix. */
+function frame(packr: Packr, message: unknown): Buffer {
+  const body = packr.pack(message);
+  const out = Buffer.allocUnsafe(4 + body.length);
+  out.writeUInt32BE(body.length, 0);
+  body.copy(out, 4);
+  return out;
+}
+
 function childMain(): void {
   const unpackr = new Unpackr({ ...MSGPACKR_OPTIONS });
+  const packr = new Packr({ ...MSGPACKR_OPTIONS });
   const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(o)}\n`);
   const server = createServer((socket: Socket) => {
     socket.setNoDelay(true);
@@ -70,14 +89,21 @@ function childMain(): void {
           continue;
         }
         if (chunk.length - pos - 4 < length) break;
-        const m = unpackr.unpack(chunk.subarray(pos + 4, pos + 4 + length)) as { n: number };
+        const m = unpackr.unpack(chunk.subarray(pos + 4, pos + 4 + length)) as {
+          t: string;
+          n: number;
+        };
+        pos += 4 + length;
+        if (m.t === "q") {
+          socket.write(frame(packr, { t: "r", n: m.n }));
+          continue;
+        }
         if (firstAt < 0) {
           firstAt = performance.now();
           elu0 = performance.eventLoopUtilization();
         }
         count++;
         sum += m.n;
-        pos += 4 + length;
       }
       if (pos < chunk.length) pending = chunk.subarray(pos);
     });
@@ -131,9 +157,51 @@ async function run(child: Child, socket: Socket, packr: Packr): Promise<FloorRes
   };
 }
 
+/**
+ * Round trips with one message outstanding; the latency of each in µs. The replies are
+ * read with the same framing (a reply may arrive split across chunks).
+ */
+async function roundTrips(socket: Socket, packr: Packr, count: number): Promise<number[]> {
+  const unpackr = new Unpackr({ ...MSGPACKR_OPTIONS });
+  const samples = new Array<number>(count);
+  let pending: Buffer | undefined;
+  let sent = 0;
+  let t0 = 0;
+  await new Promise<void>((resolve, reject) => {
+    const send = () => {
+      t0 = performance.now();
+      socket.write(frame(packr, { t: "q", n: sent }));
+    };
+    const onData = (data: Buffer) => {
+      const chunk = pending === undefined ? data : Buffer.concat([pending, data]);
+      pending = undefined;
+      if (chunk.length < 4 || chunk.length - 4 < chunk.readUInt32BE(0)) {
+        pending = chunk;
+        return;
+      }
+      const length = chunk.readUInt32BE(0);
+      const reply = unpackr.unpack(chunk.subarray(4, 4 + length)) as { t: string; n: number };
+      if (reply.t !== "r" || reply.n !== sent || chunk.length !== 4 + length) {
+        socket.off("data", onData);
+        reject(new Error(`round trip ${sent}: unexpected reply ${JSON.stringify(reply)}`));
+        return;
+      }
+      samples[sent++] = (performance.now() - t0) * 1000;
+      if (sent === count) {
+        socket.off("data", onData);
+        resolve();
+      } else send();
+    };
+    socket.on("data", onData);
+    send();
+  });
+  return samples;
+}
+
 export const remoteFloorGroup: BenchGroup = {
   name: "remote-floor",
-  description: "bare msgpackr over TCP between two processes (the floor for remote.tell)",
+  description:
+    "bare msgpackr over TCP between two processes (the floors for remote.tell and remote.ask)",
   async run(report) {
     const child = spawnNode("bench/remote-floor.ts", [], {
       env: { [CHILD_ENV]: "1" },
@@ -149,6 +217,22 @@ export const remoteFloorGroup: BenchGroup = {
       const runs: FloorResult[] = [];
       for (let i = 0; i < RUNS; i++) runs.push(await run(child, socket, packr));
       reportStreamRuns("remote.floor.msgpackr.throughput", "remote.floor", runs, RUN_MS, report);
+      await roundTrips(socket, packr, ROUNDTRIP_WARMUP);
+      const cpu0 = process.cpuUsage();
+      const lat = await roundTrips(socket, packr, ROUNDTRIP_SAMPLES);
+      const cpu = process.cpuUsage(cpu0);
+      report({
+        metric: "remote.floor.roundtrip.p50.us",
+        value: percentile(lat, 50),
+        unit: "µs",
+        note: `1 outstanding (the floor for remote.ask.p50.us); the sender's CPU per round trip ${((cpu.user + cpu.system) / ROUNDTRIP_SAMPLES).toFixed(1)} µs (${(cpu.system / ROUNDTRIP_SAMPLES).toFixed(1)} in the kernel)`,
+      });
+      report({
+        metric: "remote.floor.roundtrip.p99.us",
+        value: percentile(lat, 99),
+        unit: "µs",
+        note: `${ROUNDTRIP_SAMPLES} samples`,
+      });
     } finally {
       socket.destroy();
       await kill(child);

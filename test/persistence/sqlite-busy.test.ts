@@ -22,7 +22,14 @@ import { LeaseUnavailableError } from "../../src/ports/lease.js";
 
 const busy = (): Error & { code: string } =>
   Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
-const WAIT: BusyWait = { busyTimeoutMs: 2_000, busyBlockMs: 5, busyRetryDelayMaxMs: 20 };
+const WAIT: BusyWait = {
+  busyTimeoutMs: 2_000,
+  busyBlockMs: 5,
+  busySpinMs: 2,
+  busyRetryDelayMaxMs: 20,
+};
+/** One turn of the event loop: resolves after every `setImmediate` queued before it. */
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 const event = (n: number) => ({ serializerId: 1, bytes: new Uint8Array([n]), timestampMs: n });
 
 describe("whenUnlocked", () => {
@@ -69,6 +76,89 @@ describe("whenUnlocked", () => {
     expect(error).toBe(last); // the last attempt's error, not the first one's
     expect(Date.now() - t0).toBeGreaterThanOrEqual(95);
     expect(attempts).toBeGreaterThan(2);
+  });
+});
+
+describe("whenUnlocked: retries at the next event-loop turns first (busySpinMs)", () => {
+  it("retries at the next turn while busySpinMs lasts, with no timer", async () => {
+    let attempts = 0;
+    const clock = 0; // frozen: the spin never runs out
+    const result = whenUnlocked(
+      () => {
+        if (++attempts < 6) throw busy();
+        return "done";
+      },
+      { ...WAIT, busySpinMs: 2 },
+      () => clock,
+    );
+    expect(attempts).toBe(1);
+    await nextTurn();
+    expect(attempts).toBe(2); // the retry ran in this turn, before any timer could fire
+    await nextTurn();
+    expect(attempts).toBe(3);
+    await expect(result).resolves.toBe("done");
+    expect(attempts).toBe(6);
+  });
+
+  it("with busySpinMs 0, retries only on a timer", async () => {
+    let attempts = 0;
+    const result = whenUnlocked(
+      () => {
+        if (++attempts < 3) throw busy();
+        return "done";
+      },
+      { ...WAIT, busySpinMs: 0 },
+      () => 0,
+    );
+    for (let i = 0; i < 5; i++) await nextTurn();
+    expect(attempts).toBe(1); // no retry at the turns: the first waits for a 1 ms timer
+    await expect(result).resolves.toBe("done");
+    expect(attempts).toBe(3);
+  });
+
+  it("falls back to the timer once busySpinMs has passed, and still gives up at busyTimeoutMs", async () => {
+    let attempts = 0;
+    let clock = 0;
+    let last: Error | undefined;
+    const result = whenUnlocked(
+      () => {
+        attempts++;
+        last = busy();
+        throw last;
+      },
+      { ...WAIT, busySpinMs: 2, busyTimeoutMs: 50 },
+      () => clock,
+    );
+    await nextTurn();
+    await nextTurn();
+    expect(attempts).toBe(3);
+    clock = 2; // the spin is over: the attempt already queued runs, then timers only
+    await nextTurn();
+    const afterSpin = attempts;
+    for (let i = 0; i < 5; i++) await nextTurn();
+    expect(attempts).toBe(afterSpin);
+    clock = 60; // past busyTimeoutMs: the next timer's attempt is the last
+    const error = await (result as Promise<never>).catch((e: unknown) => e);
+    expect(error).toBe(last);
+    expect(attempts).toBe(afterSpin + 1);
+  });
+
+  it("never retries after busyTimeoutMs 0, spin or not", () => {
+    let attempts = 0;
+    const result = whenUnlocked(
+      () => {
+        attempts++;
+        throw busy();
+      },
+      { ...WAIT, busySpinMs: 2, busyTimeoutMs: 0 },
+      () => 0,
+    );
+    return expect(
+      (result as Promise<never>).catch((e: unknown) => {
+        expect(attempts).toBe(1);
+        throw e;
+      }),
+    ).rejects.toMatchObject({ code: "SQLITE_BUSY" });
   });
 });
 
@@ -215,6 +305,8 @@ describe("SQLite stores while another connection holds the write lock", () => {
 
   it("rejects invalid wait settings with a typed error", () => {
     expect(() => sqlitePersistence({ path: file, busyBlockMs: -1 })).toThrow(/busyBlockMs/);
+    expect(() => sqlitePersistence({ path: file, busySpinMs: -1 })).toThrow(/busySpinMs/);
+    expect(() => sqlitePersistence({ path: file, busySpinMs: 1.5 })).toThrow(/busySpinMs/);
     expect(() => sqlitePersistence({ path: file, busyRetryDelayMaxMs: 0 })).toThrow(
       /busyRetryDelayMaxMs/,
     );

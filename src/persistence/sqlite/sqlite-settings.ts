@@ -10,7 +10,8 @@
  * throughput of SQLite's 1 000 when every checkpoint ran inline).
  *
  * Lock waits: a write that finds another connection's write lock taken blocks the event
- * loop for at most busyBlockMs, then waits on a timer and retries, up to busyTimeoutMs in
+ * loop for at most busyBlockMs, then retries at the next event-loop turns for busySpinMs
+ * and after that on a timer, up to busyTimeoutMs in
  * all (see sqlite-busy.ts): a process paused inside a transaction must not stall every
  * other member's event loop.
  */
@@ -38,6 +39,13 @@ export interface SqliteSettings {
    * while another process commits this one keeps receiving the next batch's appends.
    */
   readonly appendBusyBlockMs: number;
+  /**
+   * How long a write that found the lock taken retries at every event-loop turn (the
+   * loop's I/O runs between two attempts) before it retries on a timer. With several
+   * processes on one file the lock is usually free again within one commit, sooner than
+   * any timer fires. 0: timer retries only.
+   */
+  readonly busySpinMs: number;
   /** Cap of the delay between two attempts (the delay doubles from 1 ms). */
   readonly busyRetryDelayMaxMs: number;
   /** SQLite's `synchronous` pragma in WAL mode (see the module comment). */
@@ -60,6 +68,7 @@ export const defaultSqliteSettings: SqliteSettings = Object.freeze({
   busyTimeoutMs: 5_000,
   busyBlockMs: 10,
   appendBusyBlockMs: 0,
+  busySpinMs: 2,
   busyRetryDelayMaxMs: 50,
   synchronous: "full",
   walAutocheckpointPages: 10_000,
@@ -71,6 +80,7 @@ const rules: RulesOf<SqliteSettings> = {
   busyTimeoutMs: int(0, 600_000),
   busyBlockMs: int(0, 600_000),
   appendBusyBlockMs: int(0, 600_000),
+  busySpinMs: int(0, 60_000),
   busyRetryDelayMaxMs: int(1, 60_000),
   synchronous: oneOf("full", "normal"),
   walAutocheckpointPages: int(100, 10_000_000),

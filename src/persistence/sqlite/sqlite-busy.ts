@@ -69,19 +69,15 @@ async function retry<T>(
 ): Promise<T> {
   let last = first;
   const spinUntil = startedAt + Math.min(wait.busySpinMs, wait.busyTimeoutMs);
-  while (now() < spinUntil) {
-    await new Promise((resolve) => setImmediate(resolve));
-    try {
-      return op();
-    } catch (error) {
-      if (!isSqliteBusy(error)) throw error;
-      last = error;
+  let delay = 1;
+  for (;;) {
+    if (now() < spinUntil) await new Promise((resolve) => setImmediate(resolve));
+    else {
+      const left = wait.busyTimeoutMs - (now() - startedAt);
+      if (left <= 0) throw last;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
+      delay = Math.min(delay * 2, wait.busyRetryDelayMaxMs);
     }
-  }
-  for (let delay = 1; ; delay = Math.min(delay * 2, wait.busyRetryDelayMaxMs)) {
-    const left = wait.busyTimeoutMs - (now() - startedAt);
-    if (left <= 0) throw last;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
     try {
       return op();
     } catch (error) {
